@@ -1,0 +1,72 @@
+"""Cluster foundation: node identity, pinned trust, mutual TLS and PIN pairing.
+
+    identity.py          NodeIdentity: node UUID + self-signed certificate (0600 key, atomic files)
+    trust.py             TrustStore of PeerPins keyed by node UUID
+    tls.py               server/client SSL contexts that trust exactly the pins; per-request pin check
+    pairing_protocol.py  wire format, errors and key confirmation of PIN pairing (SPAKE2)
+    pairing.py           PairingHost (inviter) and join (joiner)
+
+Errors (all ``PairwiseError``, so they carry a title and a message)::
+
+    IdentityError
+    TrustStoreError
+    PairingError
+    ├── WrongPin             "wrong PIN (n tries left)"
+    ├── InvalidPin           "a PIN is six digits"
+    ├── PinVoid              "too many wrong tries; the PIN is void"
+    ├── PinExpired           "PIN expired"
+    ├── PinAlreadyUsed       "PIN already used"
+    ├── AlreadyMember        "this node is already a member"
+    ├── PairingUnavailable   no invite pending / listener closed
+    └── PairingProtocolError the other side broke the protocol or failed key confirmation
+"""
+
+from app.services.cluster.identity import IdentityError, NodeIdentity, peer_hostname
+from app.services.cluster.pairing import Invite, InviteState, PairingHost, join
+from app.services.cluster.pairing_protocol import (
+    AlreadyMember,
+    InvalidPin,
+    PairingError,
+    PairingProtocolError,
+    PairingUnavailable,
+    PinAlreadyUsed,
+    PinExpired,
+    PinVoid,
+    WrongPin,
+)
+from app.services.cluster.tls import (
+    TlsContexts,
+    client_context,
+    peer_fingerprint_allowed,
+    pin_check_middleware,
+    server_context,
+)
+from app.services.cluster.trust import PeerPin, TrustStore, TrustStoreError, fingerprint_of_pem
+
+__all__ = [
+    "AlreadyMember",
+    "IdentityError",
+    "InvalidPin",
+    "Invite",
+    "InviteState",
+    "NodeIdentity",
+    "PairingError",
+    "PairingHost",
+    "PairingProtocolError",
+    "PairingUnavailable",
+    "PeerPin",
+    "PinAlreadyUsed",
+    "PinExpired",
+    "PinVoid",
+    "TlsContexts",
+    "TrustStore",
+    "TrustStoreError",
+    "WrongPin",
+    "client_context",
+    "fingerprint_of_pem",
+    "join",
+    "peer_fingerprint_allowed",
+    "peer_hostname",
+    "pin_check_middleware",
+    "server_context",
+]

@@ -1,0 +1,391 @@
+"""PIN pairing: ``PairingHost`` (the inviter) and ``join`` (the joiner).
+
+The wire protocol, its security argument and the errors live in
+``pairing_protocol``. This module runs it: the inviter's listener exists only
+while an invite is pending and closes on success, expiry, too many wrong
+tries or cancellation. Sessions run concurrently, but each guess is judged
+and counted in one synchronous step, so no more than ``max_wrong`` guesses are
+ever checked against a PIN, and exactly one joiner can win it (a joiner that
+was already connected when another won gets ``PinAlreadyUsed``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import enum
+import inspect
+import logging
+import secrets
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from spake2 import SPAKE2_A, SPAKE2_B, SPAKEError
+
+from app.services.cluster.identity import NodeIdentity
+from app.services.cluster.pairing_protocol import (
+    AlreadyMember,
+    Hello,
+    PairingError,
+    PairingProtocolError,
+    PairingUnavailable,
+    PinAlreadyUsed,
+    PinExpired,
+    PinVoid,
+    Side,
+    WrongPin,
+    b64,
+    confirmation,
+    confirmation_ok,
+    default_advertise_host,
+    error_frame,
+    expect,
+    is_wildcard,
+    normalize_pin,
+    parse_spake,
+    read_frame,
+    resolve_address,
+    transcript,
+    upgrade,
+    write_frame,
+)
+from app.services.cluster.trust import PeerPin, TrustStore
+
+log = logging.getLogger(__name__)
+
+OnPaired = Callable[[PeerPin], object]
+
+
+class InviteState(enum.Enum):
+    PENDING = "pending"
+    CLAIMED = "claimed"  # the PIN was proven; that session is finishing
+    USED = "used"
+    EXPIRED = "expired"
+    VOID = "void"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Invite:
+    pin: str
+    expires_at: dt.datetime
+    address: str  # host:port of the pairing listener, for the joiner to dial
+
+
+@dataclass
+class _Pending:
+    invite: Invite
+    deadline: float
+    max_wrong: int
+    server: asyncio.Server
+    result: asyncio.Future[PeerPin]
+    state: InviteState = InviteState.PENDING
+    wrong: int = 0
+    expiry: asyncio.TimerHandle | None = None
+    sessions: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class PairingHost:
+    """The inviter: issues PIN invites and answers joiners while one is pending."""
+
+    def __init__(
+        self,
+        identity: NodeIdentity,
+        trust: TrustStore,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 0,
+        cluster_address: str | None = None,
+        advertise_host: str | None = None,
+        on_paired: OnPaired | None = None,
+        session_timeout_s: float = 15.0,
+        max_sessions: int = 8,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.identity = identity
+        self.trust = trust
+        self.host = host
+        self.port = port
+        self.cluster_address = cluster_address
+        self.advertise_host = advertise_host
+        self.on_paired = on_paired
+        self.session_timeout_s = session_timeout_s
+        self.max_sessions = max_sessions
+        self._clock = clock
+        self._pending: _Pending | None = None
+        self._hello = Hello.of(identity)
+
+    # -- public API -----------------------------------------------------------
+
+    @property
+    def pending(self) -> bool:
+        return self._pending is not None and self._status(self._pending) is None
+
+    @property
+    def wrong_tries(self) -> int:
+        return self._pending.wrong if self._pending else 0
+
+    async def invite(self, ttl_s: float = 300, max_wrong: int = 3) -> Invite:
+        """Open the listener with a fresh six-digit PIN; replaces any pending invite."""
+        if ttl_s <= 0 or max_wrong < 1:
+            raise ValueError("ttl_s must be positive and max_wrong at least 1")
+        await self.cancel()
+        loop = asyncio.get_running_loop()
+        server = await asyncio.start_server(self._accept, self.host, self.port)
+        bound_port = server.sockets[0].getsockname()[1]
+        shown = self.advertise_host or (default_advertise_host() if is_wildcard(self.host) else self.host)
+        address = f"[{shown}]:{bound_port}" if ":" in shown else f"{shown}:{bound_port}"
+        invite = Invite(
+            pin=f"{secrets.randbelow(10**6):06d}",
+            expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=ttl_s),
+            address=address,
+        )
+        result: asyncio.Future[PeerPin] = loop.create_future()
+        # Nobody may be waiting for the outcome; mark it retrieved so asyncio does not warn.
+        result.add_done_callback(lambda f: f.cancelled() or f.exception())
+        pending = _Pending(invite, self._clock() + ttl_s, max_wrong, server, result)
+        pending.expiry = loop.call_later(ttl_s, self._end, pending, InviteState.EXPIRED, PinExpired())
+        self._pending = pending
+        log.info("pairing invite open on %s until %s", address, invite.expires_at.isoformat())
+        return invite
+
+    # A timeout argument (ASYNC109) because callers such as the CLI wait with a
+    # deadline, and it must not cancel the invite itself (hence the shield).
+    async def wait_for_join(self, timeout: float | None = None) -> PeerPin:  # noqa: ASYNC109
+        """The pin of the node that joined; raises how the invite ended otherwise."""
+        if self._pending is None:
+            raise PairingUnavailable()
+        return await asyncio.wait_for(asyncio.shield(self._pending.result), timeout)
+
+    async def cancel(self) -> None:
+        """Void the pending invite, if any, and close the listener."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._end(pending, InviteState.CANCELLED, PairingUnavailable("the invite was cancelled"))
+        for task in list(pending.sessions):
+            task.cancel()
+        await asyncio.gather(*pending.sessions, return_exceptions=True)
+        await pending.server.wait_closed()
+
+    async def aclose(self) -> None:
+        await self.cancel()
+
+    async def wait_closed(self) -> None:
+        """Wait until the current invite has ended and its listener is closed."""
+        if self._pending is not None:
+            await asyncio.wait([self._pending.result])
+            await self._pending.server.wait_closed()
+
+    # -- invite state ---------------------------------------------------------
+
+    def _status(self, pending: _Pending) -> PairingError | None:
+        """Why this invite cannot take a guess now, or None if it can."""
+        if pending.state is InviteState.PENDING and self._clock() >= pending.deadline:
+            self._end(pending, InviteState.EXPIRED, PinExpired())
+        return {
+            InviteState.PENDING: None,
+            InviteState.CLAIMED: PinAlreadyUsed(),
+            InviteState.USED: PinAlreadyUsed(),
+            InviteState.EXPIRED: PinExpired(),
+            InviteState.VOID: PinVoid(),
+            InviteState.CANCELLED: PairingUnavailable("the invite was cancelled"),
+        }[pending.state]
+
+    def _end(
+        self,
+        pending: _Pending,
+        state: InviteState,
+        error: PairingError | None = None,
+        pin: PeerPin | None = None,
+    ) -> None:
+        if pending.result.done():
+            return
+        pending.state = state
+        if pending.expiry is not None:
+            pending.expiry.cancel()
+        # Stops accepting at once; sessions already running finish and see the new state.
+        pending.server.close()
+        if pin is not None:
+            pending.result.set_result(pin)
+        else:
+            pending.result.set_exception(error or PairingError())
+        log.info("pairing invite ended: %s", state.value)
+
+    # -- a joiner's session ---------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        pending = self._pending
+        task = asyncio.current_task()
+        if pending is None or task is None or len(pending.sessions) >= self.max_sessions:
+            writer.close()
+            return
+        pending.sessions.add(task)
+        try:
+            async with asyncio.timeout(self.session_timeout_s):
+                await self._session(pending, reader, writer)
+        except PairingError as exc:
+            log.info("pairing session from %s failed: %s", writer.get_extra_info("peername"), exc.message)
+            with contextlib.suppress(Exception):
+                await write_frame(writer, error_frame(exc))
+        except (OSError, ssl.SSLError, TimeoutError) as exc:
+            log.info("pairing session from %s dropped: %r", writer.get_extra_info("peername"), exc)
+        finally:
+            pending.sessions.discard(task)
+            if pending.state is InviteState.CLAIMED:
+                # The winner vanished after proving the PIN: the PIN is spent, nothing is pinned.
+                self._end(
+                    pending,
+                    InviteState.USED,
+                    PairingError("the joining node left before pairing finished; nothing was pinned"),
+                )
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _session(
+        self, pending: _Pending, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        status = self._status(pending)
+        if status is not None:
+            raise status
+        await write_frame(writer, self._hello.frame())
+        theirs = Hello.parse(await read_frame(reader))
+        if theirs.node_id == self.identity.node_id:
+            raise PairingProtocolError("a node cannot pair with itself")
+        await write_frame(writer, {"type": "starttls"})
+        seen = await upgrade(writer, self.identity, theirs, server_side=True)
+
+        their_msg, their_address = parse_spake(await read_frame(reader))
+        spake = SPAKE2_B(
+            pending.invite.pin.encode("ascii"),
+            idA=theirs.node_id.encode(),
+            idB=self.identity.node_id.encode(),
+        )
+        my_msg = spake.start()
+        await write_frame(writer, {"type": "spake", "msg": b64(my_msg), "address": self.cluster_address})
+        try:
+            key = spake.finish(their_msg)
+        except (SPAKEError, ValueError) as exc:
+            raise PairingProtocolError("invalid SPAKE2 message") from exc
+        digest = transcript(
+            Side(theirs.node_id, theirs.name, seen, their_msg, their_address),
+            Side.local(self.identity, my_msg, self.cluster_address),
+        )
+        frame = await read_frame(reader)
+
+        # Judge and count the guess with no await in between: concurrent sessions
+        # cannot both win, nor squeeze in guesses past max_wrong.
+        status = self._status(pending)
+        if status is not None:
+            raise status
+        if not confirmation_ok(confirmation(key, "joiner", digest), frame):
+            pending.wrong += 1
+            left = pending.max_wrong - pending.wrong
+            if left <= 0:
+                self._end(pending, InviteState.VOID, PinVoid())
+                raise PinVoid()
+            raise WrongPin(f"wrong PIN ({left} {'try' if left == 1 else 'tries'} left)")
+        if theirs.node_id in self.trust:
+            raise AlreadyMember()
+        pending.state = InviteState.CLAIMED
+
+        await write_frame(writer, {"type": "confirm", "mac": confirmation(key, "inviter", digest)})
+        expect(await read_frame(reader), "done")
+        peername = writer.get_extra_info("peername")
+        address = resolve_address(their_address, peername[0] if peername else None)
+        pin = PeerPin.create(theirs.node_id, theirs.name, theirs.cert_pem, address)
+        self.trust.add(pin)
+        self._end(pending, InviteState.USED, pin=pin)
+        log.info("paired with %s (%s)", pin.name, pin.node_id)
+        self._notify(pin)
+
+    def _notify(self, pin: PeerPin) -> None:
+        if self.on_paired is None:
+            return
+        try:
+            outcome = self.on_paired(pin)
+            if inspect.isawaitable(outcome):
+                asyncio.ensure_future(outcome)
+        except Exception:
+            log.exception("on_paired hook failed")
+
+
+async def join(
+    host: str,
+    port: int,
+    pin: str,
+    identity: NodeIdentity,
+    trust: TrustStore,
+    my_cluster_address: str,
+    *,
+    timeout_s: float = 30.0,
+) -> PeerPin:
+    """Pair with the inviter at ``host:port`` using the PIN it shows; returns its pin.
+
+    ``my_cluster_address`` is where the inviter can reach this node's cluster
+    port later ("host:port"; a wildcard host is replaced by the address the
+    inviter sees).
+    """
+    digits = normalize_pin(pin)
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _join(host, port, digits, identity, trust, my_cluster_address)
+    except TimeoutError as exc:
+        raise PairingError(f"{host}:{port} did not finish pairing within {timeout_s:g} s") from exc
+
+
+async def _join(
+    host: str, port: int, pin: str, identity: NodeIdentity, trust: TrustStore, my_address: str
+) -> PeerPin:
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+    except OSError as exc:
+        raise PairingUnavailable(
+            f"no pairing invite is open at {host}:{port} (it may have been used, expired or voided)"
+        ) from exc
+    try:
+        theirs = Hello.parse(await read_frame(reader))
+        if theirs.node_id == identity.node_id:
+            raise PairingProtocolError("a node cannot pair with itself")
+        await write_frame(writer, Hello.of(identity).frame())
+        expect(await read_frame(reader), "starttls")
+        seen = await upgrade(writer, identity, theirs, server_side=False)
+
+        spake = SPAKE2_A(pin.encode("ascii"), idA=identity.node_id.encode(), idB=theirs.node_id.encode())
+        my_msg = spake.start()
+        await write_frame(writer, {"type": "spake", "msg": b64(my_msg), "address": my_address})
+        their_msg, their_address = parse_spake(await read_frame(reader))
+        try:
+            key = spake.finish(their_msg)
+        except (SPAKEError, ValueError) as exc:
+            raise PairingProtocolError("invalid SPAKE2 message") from exc
+        digest = transcript(
+            Side.local(identity, my_msg, my_address),
+            Side(theirs.node_id, theirs.name, seen, their_msg, their_address),
+        )
+        await write_frame(writer, {"type": "confirm", "mac": confirmation(key, "joiner", digest)})
+        # Wrong PIN, void, expired, used, already a member: raised from the error frame.
+        frame = await read_frame(reader)
+        if not confirmation_ok(confirmation(key, "inviter", digest), frame):
+            raise PairingProtocolError(
+                "the other node could not prove it knows the PIN; nothing was pinned "
+                "(the connection may have been intercepted)"
+            )
+        peer = PeerPin.create(
+            theirs.node_id, theirs.name, theirs.cert_pem, resolve_address(their_address, host)
+        )
+        trust.add(peer)
+        await write_frame(writer, {"type": "done"})
+        return peer
+    except ssl.SSLError as exc:
+        raise PairingProtocolError(f"TLS handshake with the other node failed: {exc.reason or exc}") from exc
+    except ConnectionError as exc:
+        raise PairingProtocolError(f"the connection to {host}:{port} broke during pairing") from exc
+    finally:
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
