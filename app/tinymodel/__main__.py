@@ -1,0 +1,56 @@
+"""`python -m app.tinymodel`: run the tiny model server until SIGTERM/SIGINT.
+
+Prints one JSON line {"url": ...} once listening, so a parent process can read the port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+
+from app.tinymodel.options import API_KINDS, FAIL_MODES, TinyModelOptions
+from app.tinymodel.server import start_tiny
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m app.tinymodel", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--api", choices=API_KINDS, default="both")
+    parser.add_argument("--model", action="append", dest="models", metavar="NAME")
+    parser.add_argument("--first-byte-delay-s", type=float, default=0.0)
+    parser.add_argument("--tokens-per-s", type=float, default=0.0)
+    parser.add_argument("--fail-mode", choices=[m for m in FAIL_MODES if m], default=None)
+    parser.add_argument("--require-token", default=None)
+    parser.add_argument("--reply-tokens", type=int, default=12)
+    return parser.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    opts = TinyModelOptions(
+        models=args.models or ["tiny:latest"], api=args.api, first_byte_delay_s=args.first_byte_delay_s,
+        tokens_per_s=args.tokens_per_s, fail_mode=args.fail_mode, require_token=args.require_token,
+        reply_tokens=args.reply_tokens,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    tiny = await start_tiny(opts, host=args.host, port=args.port)
+    print(json.dumps({"url": tiny.url}), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await tiny.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    asyncio.run(serve(parse_args(argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Ollama-compatible routes of the tiny model server (/api/...): NDJSON streams, stream=true by default."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aiohttp import web
+
+from app.tinymodel.text import count_tokens, embed, reply_tokens
+from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
+
+OLLAMA_VERSION = "0.12.0"
+_MODIFIED_AT = "2025-01-01T00:00:00Z"
+_SIZE = 100_000_000
+
+
+def ollama_error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _not_found(model: Any) -> web.Response:
+    return ollama_error(404, f'model "{model}" not found, try pulling it first')
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _details() -> dict[str, Any]:
+    return {"parent_model": "", "format": "gguf", "family": "tiny", "families": ["tiny"],
+            "parameter_size": "1M", "quantization_level": "Q8_0"}
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+async def tags(request: web.Request) -> web.StreamResponse:
+    models = [{"name": m, "model": m, "modified_at": _MODIFIED_AT, "size": _SIZE, "digest": _digest(m),
+               "details": _details()} for m in state_of(request).opts.models]
+    return await json_reply(request, {"models": models})
+
+
+async def ps(request: web.Request) -> web.StreamResponse:
+    expires = (datetime.now(UTC) + timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
+    models = [{"name": m, "model": m, "size": _SIZE, "digest": _digest(m), "details": _details(),
+               "expires_at": expires, "size_vram": 0, "context_length": 4096}
+              for m in state_of(request).opts.models]
+    return await json_reply(request, {"models": models})
+
+
+async def version(request: web.Request) -> web.StreamResponse:
+    return await json_reply(request, {"version": OLLAMA_VERSION})
+
+
+async def _body(request: web.Request, inference: bool = True) -> dict[str, Any] | web.Response:
+    try:
+        body = await read_json(request)
+    except BadRequest as exc:
+        return ollama_error(400, str(exc))
+    if inference:
+        state_of(request).record_inference(request, body)
+    model = body.get("model", body.get("name"))
+    if not model:
+        return ollama_error(400, "model is required")
+    if resolve_model(model, state_of(request).opts.models) is None:
+        return _not_found(model)
+    body["model"] = model
+    return body
+
+
+async def show(request: web.Request) -> web.StreamResponse:
+    body = await _body(request, inference=False)
+    if isinstance(body, web.Response):
+        return body
+    return await json_reply(request, {
+        "modelfile": f"FROM {body['model']}\n", "parameters": "", "template": "{{ .Prompt }}",
+        "details": _details(), "model_info": {"general.architecture": "tiny", "tiny.context_length": 4096},
+        "capabilities": ["completion", "embedding"], "modified_at": _MODIFIED_AT,
+    })
+
+
+def _plan(request: web.Request, body: dict[str, Any], prompt: str) -> tuple[list[str], str]:
+    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    limit = options.get("num_predict") if options else None
+    natural = state_of(request).opts.reply_tokens
+    if isinstance(limit, int) and 0 <= limit < natural:
+        return reply_tokens(prompt, limit), "length"
+    return reply_tokens(prompt, natural), "stop"
+
+
+def _final_stats(prompt: str, tokens: list[str], started: int) -> dict[str, Any]:
+    total = time.monotonic_ns() - started
+    return {"total_duration": total, "load_duration": 1000, "prompt_eval_count": count_tokens(prompt),
+            "prompt_eval_duration": total // 4, "eval_count": len(tokens), "eval_duration": total // 2}
+
+
+async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat: bool) -> web.StreamResponse:
+    started = time.monotonic_ns()
+    tokens, finish = _plan(request, body, prompt)
+    model = body["model"]
+
+    def piece(text: str) -> dict[str, Any]:
+        if chat:
+            return {"message": {"role": "assistant", "content": text}}
+        return {"response": text}
+
+    def final(text: str) -> dict[str, Any]:
+        out = {"model": model, "created_at": _now(), **piece(text), "done": True, "done_reason": finish,
+               **_final_stats(prompt, tokens, started)}
+        if not chat:
+            out["context"] = [len(t) for t in tokens]
+        return out
+
+    if body.get("stream", True) is False:
+        return await json_reply(request, final("".join(tokens)))
+    emitter = Emitter(request, "application/x-ndjson")
+    await emitter.start()
+    for token in tokens:
+        line = {"model": model, "created_at": _now(), **piece(token), "done": False}
+        if not await emitter.send(json.dumps(line).encode() + b"\n"):
+            return emitter.response
+    if not await emitter.send(json.dumps(final("")).encode() + b"\n"):
+        return emitter.response
+    return await emitter.finish()
+
+
+async def chat(request: web.Request) -> web.StreamResponse:
+    body = await _body(request)
+    if isinstance(body, web.Response):
+        return body
+    messages = body.get("messages") or []
+    if not isinstance(messages, list):
+        return ollama_error(400, "messages must be a list")
+    prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+    return await _respond(request, body, prompt, chat=True)
+
+
+async def generate(request: web.Request) -> web.StreamResponse:
+    body = await _body(request)
+    if isinstance(body, web.Response):
+        return body
+    return await _respond(request, body, str(body.get("prompt", "")), chat=False)
+
+
+async def embed_route(request: web.Request) -> web.StreamResponse:
+    started = time.monotonic_ns()
+    body = await _body(request)
+    if isinstance(body, web.Response):
+        return body
+    raw = body.get("input", "")
+    inputs = [raw] if isinstance(raw, str) else [str(x) for x in raw] if isinstance(raw, list) else None
+    if inputs is None:
+        return ollama_error(400, "input must be a string or a list of strings")
+    dim = body.get("dimensions") or state_of(request).opts.embedding_dim
+    return await json_reply(request, {
+        "model": body["model"], "embeddings": [embed(t, dim) for t in inputs],
+        "total_duration": time.monotonic_ns() - started, "load_duration": 1000,
+        "prompt_eval_count": sum(count_tokens(t) for t in inputs),
+    })
+
+
+async def embeddings_legacy(request: web.Request) -> web.StreamResponse:
+    body = await _body(request)
+    if isinstance(body, web.Response):
+        return body
+    return await json_reply(request, {"embedding": embed(str(body.get("prompt", "")),
+                                                         state_of(request).opts.embedding_dim)})
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_get("/api/tags", tags)
+    app.router.add_get("/api/ps", ps)
+    app.router.add_get("/api/version", version)
+    app.router.add_post("/api/show", show)
+    app.router.add_post("/api/chat", chat)
+    app.router.add_post("/api/generate", generate)
+    app.router.add_post("/api/embed", embed_route)
+    app.router.add_post("/api/embeddings", embeddings_legacy)

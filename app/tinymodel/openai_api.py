@@ -1,0 +1,210 @@
+"""OpenAI-compatible routes of the tiny model server (/v1/...), shaped like the real API."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import struct
+import time
+from typing import Any
+
+from aiohttp import web
+
+from app.tinymodel.text import count_tokens, embed, reply_tokens
+from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
+
+_CREATED = 1_700_000_000  # fixed "created" for /v1/models so listings are stable
+
+
+def openai_error(status: int, message: str, type_: str, code: str | None = None) -> web.Response:
+    payload = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+    return web.json_response(payload, status=status)
+
+
+def _model_not_found(model: Any) -> web.Response:
+    return openai_error(
+        404, f"The model `{model}` does not exist or you do not have access to it.",
+        "invalid_request_error", "model_not_found",
+    )
+
+
+def _prompt_of_messages(messages: Any) -> str:
+    if not isinstance(messages, list):
+        raise BadRequest("'messages' must be a list")
+    parts: list[str] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):  # content parts: keep only the text ones
+            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+def _plan(request: web.Request, body: dict[str, Any], prompt: str) -> tuple[list[str], str]:
+    """Tokens to send and the finish reason, honouring max_tokens against the configured reply length."""
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    natural = state_of(request).opts.reply_tokens
+    if limit is not None and not isinstance(limit, int):
+        raise BadRequest("max_tokens must be an integer")
+    if limit is not None and limit < natural:
+        return reply_tokens(prompt, limit), "length"
+    return reply_tokens(prompt, natural), "stop"
+
+
+def _id(prefix: str, seed: str) -> str:
+    return f"{prefix}-{hashlib.sha256(f'{time.time_ns()}{seed}'.encode()).hexdigest()[:24]}"
+
+
+def _sse(payload: Any) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+async def list_models(request: web.Request) -> web.StreamResponse:
+    data = [
+        {"id": m, "object": "model", "created": _CREATED, "owned_by": "tinymodel"}
+        for m in state_of(request).opts.models
+    ]
+    return await json_reply(request, {"object": "list", "data": data})
+
+
+async def get_model(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["model"]
+    if resolve_model(name, state_of(request).opts.models) is None:
+        return _model_not_found(name)
+    return await json_reply(request, {"id": name, "object": "model", "created": _CREATED, "owned_by": "tinymodel"})
+
+
+async def _inference_body(request: web.Request) -> dict[str, Any] | web.Response:
+    try:
+        body = await read_json(request)
+    except BadRequest as exc:
+        return openai_error(400, str(exc), "invalid_request_error")
+    state_of(request).record_inference(request, body)
+    if resolve_model(body.get("model"), state_of(request).opts.models) is None:
+        return _model_not_found(body.get("model"))
+    return body
+
+
+def _usage(prompt: str, completion: int) -> dict[str, int]:
+    prompt_tokens = count_tokens(prompt)
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion}
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    body = await _inference_body(request)
+    if isinstance(body, web.Response):
+        return body
+    try:
+        prompt = _prompt_of_messages(body.get("messages"))
+        tokens, finish = _plan(request, body, prompt)
+    except BadRequest as exc:
+        return openai_error(400, str(exc), "invalid_request_error")
+    model, created, cid = body["model"], int(time.time()), _id("chatcmpl", prompt)
+    usage = _usage(prompt, len(tokens))
+    if not body.get("stream"):
+        return await json_reply(request, {
+            "id": cid, "object": "chat.completion", "created": created, "model": model,
+            "system_fingerprint": "fp_tiny",
+            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
+                         "message": {"role": "assistant", "content": "".join(tokens), "refusal": None}}],
+            "usage": usage,
+        })
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None) -> bytes:
+        return _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                     "system_fingerprint": "fp_tiny",
+                     "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]})
+
+    emitter = Emitter(request, "text/event-stream")
+    await emitter.start()
+    frames = [chunk({"role": "assistant", "content": ""}, None)]
+    frames += [chunk({"content": t}, None) for t in tokens]
+    frames.append(chunk({}, finish))
+    if _wants_usage(body):
+        frames.append(_sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                            "system_fingerprint": "fp_tiny", "choices": [], "usage": usage}))
+    frames.append(b"data: [DONE]\n\n")
+    for frame in frames:
+        if not await emitter.send(frame):
+            return emitter.response
+    return await emitter.finish()
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
+    body = await _inference_body(request)
+    if isinstance(body, web.Response):
+        return body
+    prompt_field = body.get("prompt", "")
+    prompt = "\n".join(prompt_field) if isinstance(prompt_field, list) else str(prompt_field)
+    try:
+        tokens, finish = _plan(request, body, prompt)
+    except BadRequest as exc:
+        return openai_error(400, str(exc), "invalid_request_error")
+    model, created, cid = body["model"], int(time.time()), _id("cmpl", prompt)
+    usage = _usage(prompt, len(tokens))
+    if not body.get("stream"):
+        return await json_reply(request, {
+            "id": cid, "object": "text_completion", "created": created, "model": model,
+            "system_fingerprint": "fp_tiny",
+            "choices": [{"index": 0, "text": "".join(tokens), "logprobs": None, "finish_reason": finish}],
+            "usage": usage,
+        })
+
+    def chunk(text: str, finish_reason: str | None) -> bytes:
+        return _sse({"id": cid, "object": "text_completion", "created": created, "model": model,
+                     "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}]})
+
+    emitter = Emitter(request, "text/event-stream")
+    await emitter.start()
+    frames = [chunk(t, None) for t in tokens] + [chunk("", finish)]
+    if _wants_usage(body):
+        frames.append(_sse({"id": cid, "object": "text_completion", "created": created, "model": model,
+                            "choices": [], "usage": usage}))
+    frames.append(b"data: [DONE]\n\n")
+    for frame in frames:
+        if not await emitter.send(frame):
+            return emitter.response
+    return await emitter.finish()
+
+
+def _encode(vector: list[float], encoding_format: Any) -> list[float] | str:
+    if encoding_format == "base64":  # little-endian float32, as the openai client decodes it
+        return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+    return vector
+
+
+async def embeddings(request: web.Request) -> web.StreamResponse:
+    body = await _inference_body(request)
+    if isinstance(body, web.Response):
+        return body
+    raw = body.get("input")
+    if isinstance(raw, str):
+        inputs = [raw]
+    elif isinstance(raw, list) and raw:
+        inputs = [x if isinstance(x, str) else json.dumps(x) for x in raw]
+    else:
+        return openai_error(400, "'input' must be a string or a non-empty list", "invalid_request_error")
+    dim = body.get("dimensions") or state_of(request).opts.embedding_dim
+    data = [{"object": "embedding", "index": i, "embedding": _encode(embed(text, dim), body.get("encoding_format"))}
+            for i, text in enumerate(inputs)]
+    prompt_tokens = sum(count_tokens(t) for t in inputs)
+    return await json_reply(request, {
+        "object": "list", "data": data, "model": body["model"],
+        "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
+    })
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_get("/v1/models", list_models)
+    app.router.add_get("/v1/models/{model:.+}", get_model)
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_post("/v1/completions", completions)
+    app.router.add_post("/v1/embeddings", embeddings)

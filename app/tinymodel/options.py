@@ -1,0 +1,48 @@
+"""Options of the tiny model server; mutable at run time through POST /_tiny/config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+ApiKind = Literal["openai", "ollama", "both"]
+FailMode = Literal[None, "refuse", "500", "hang", "cut"]
+
+API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
+FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut")
+
+
+@dataclass
+class TinyModelOptions:
+    models: list[str] = field(default_factory=lambda: ["tiny:latest"])
+    api: ApiKind = "both"
+    # Delay before the response headers, to mimic a cold or busy engine.
+    first_byte_delay_s: float = 0.0
+    # Pacing of streamed chunks; 0 streams as fast as the socket takes them.
+    tokens_per_s: float = 0.0
+    fail_mode: FailMode = None
+    cut_after_chunks: int = 3
+    embedding_dim: int = 8
+    require_token: str | None = None
+    # Length of a reply when the request sets no lower max_tokens/num_predict.
+    reply_tokens: int = 12
+
+    def update(self, changes: dict[str, Any]) -> None:
+        """Apply a JSON subset of options, validating names and the enum-like values."""
+        known = {f.name for f in fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise ValueError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        if "api" in changes and changes["api"] not in API_KINDS:
+            raise ValueError(f"api must be one of {API_KINDS}")
+        if "fail_mode" in changes and changes["fail_mode"] not in FAIL_MODES:
+            raise ValueError(f"fail_mode must be one of {FAIL_MODES}")
+        if "models" in changes:
+            models = changes["models"]
+            if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+                raise ValueError("models must be a list of strings")
+        for key, value in changes.items():
+            setattr(self, key, value)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
