@@ -143,7 +143,7 @@ class TlsContexts:
             self._follow = False
 
 
-PEER_PIN_KEY = "pairwise.peer_pin"
+PEER_PIN_KEY = web.RequestKey("pairwise.peer_pin", PeerPin)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
