@@ -62,7 +62,8 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     """
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, mode)
+        if hasattr(os, "fchmod"):  # POSIX; on Windows the user's profile ACLs protect the file
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import enum
+import functools
 import inspect
 import logging
 import secrets
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 from spake2 import SPAKE2_A, SPAKE2_B, SPAKEError
 
+from app.services.cluster import pairing_protocol as proto
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.pairing_protocol import (
     AlreadyMember,
@@ -37,20 +39,6 @@ from app.services.cluster.pairing_protocol import (
     PinVoid,
     Side,
     WrongPin,
-    b64,
-    confirmation,
-    confirmation_ok,
-    default_advertise_host,
-    error_frame,
-    expect,
-    is_wildcard,
-    normalize_pin,
-    parse_spake,
-    read_frame,
-    resolve_address,
-    transcript,
-    upgrade,
-    write_frame,
 )
 from app.services.cluster.trust import PeerPin, TrustStore
 
@@ -85,6 +73,7 @@ class _Pending:
     state: InviteState = InviteState.PENDING
     wrong: int = 0
     expiry: asyncio.TimerHandle | None = None
+    claimed_by: asyncio.Task[None] | None = None
     sessions: set[asyncio.Task[None]] = field(default_factory=set)
 
 
@@ -134,9 +123,14 @@ class PairingHost:
             raise ValueError("ttl_s must be positive and max_wrong at least 1")
         await self.cancel()
         loop = asyncio.get_running_loop()
-        server = await asyncio.start_server(self._accept, self.host, self.port)
+        # Each listener serves only its own invite, even for a connection that was
+        # accepted just before a newer invite replaced it.
+        box: list[_Pending] = []
+        server = await asyncio.start_server(functools.partial(self._accept, box), self.host, self.port)
         bound_port = server.sockets[0].getsockname()[1]
-        shown = self.advertise_host or (default_advertise_host() if is_wildcard(self.host) else self.host)
+        shown = self.advertise_host or (
+            proto.default_advertise_host() if proto.is_wildcard(self.host) else self.host
+        )
         address = f"[{shown}]:{bound_port}" if ":" in shown else f"{shown}:{bound_port}"
         invite = Invite(
             pin=f"{secrets.randbelow(10**6):06d}",
@@ -148,6 +142,7 @@ class PairingHost:
         result.add_done_callback(lambda f: f.cancelled() or f.exception())
         pending = _Pending(invite, self._clock() + ttl_s, max_wrong, server, result)
         pending.expiry = loop.call_later(ttl_s, self._end, pending, InviteState.EXPIRED, PinExpired())
+        box.append(pending)
         self._pending = pending
         log.info("pairing invite open on %s until %s", address, invite.expires_at.isoformat())
         return invite
@@ -217,8 +212,10 @@ class PairingHost:
 
     # -- a joiner's session ---------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        pending = self._pending
+    async def _accept(
+        self, box: list[_Pending], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        pending = box[0] if box else None
         task = asyncio.current_task()
         if pending is None or task is None or len(pending.sessions) >= self.max_sessions:
             writer.close()
@@ -230,12 +227,15 @@ class PairingHost:
         except PairingError as exc:
             log.info("pairing session from %s failed: %s", writer.get_extra_info("peername"), exc.message)
             with contextlib.suppress(Exception):
-                await write_frame(writer, error_frame(exc))
-        except (OSError, ssl.SSLError, TimeoutError) as exc:
+                await proto.write_frame(writer, proto.error_frame(exc))
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError included
             log.info("pairing session from %s dropped: %r", writer.get_extra_info("peername"), exc)
+        except Exception:
+            # E.g. the trust store could not be written: log it here, where the peer is known.
+            log.exception("pairing session from %s failed", writer.get_extra_info("peername"))
         finally:
             pending.sessions.discard(task)
-            if pending.state is InviteState.CLAIMED:
+            if pending.state is InviteState.CLAIMED and pending.claimed_by is task:
                 # The winner vanished after proving the PIN: the PIN is spent, nothing is pinned.
                 self._end(
                     pending,
@@ -252,37 +252,39 @@ class PairingHost:
         status = self._status(pending)
         if status is not None:
             raise status
-        await write_frame(writer, self._hello.frame())
-        theirs = Hello.parse(await read_frame(reader))
+        await proto.write_frame(writer, self._hello.frame())
+        theirs = Hello.parse(await proto.read_frame(reader))
         if theirs.node_id == self.identity.node_id:
             raise PairingProtocolError("a node cannot pair with itself")
-        await write_frame(writer, {"type": "starttls"})
-        seen = await upgrade(writer, self.identity, theirs, server_side=True)
+        await proto.write_frame(writer, {"type": "starttls"})
+        seen = await proto.upgrade(writer, self.identity, theirs, server_side=True)
 
-        their_msg, their_address = parse_spake(await read_frame(reader))
+        their_msg, their_address = proto.parse_spake(await proto.read_frame(reader))
         spake = SPAKE2_B(
             pending.invite.pin.encode("ascii"),
             idA=theirs.node_id.encode(),
             idB=self.identity.node_id.encode(),
         )
         my_msg = spake.start()
-        await write_frame(writer, {"type": "spake", "msg": b64(my_msg), "address": self.cluster_address})
+        await proto.write_frame(
+            writer, {"type": "spake", "msg": proto.b64(my_msg), "address": self.cluster_address}
+        )
         try:
             key = spake.finish(their_msg)
         except (SPAKEError, ValueError) as exc:
             raise PairingProtocolError("invalid SPAKE2 message") from exc
-        digest = transcript(
+        digest = proto.transcript(
             Side(theirs.node_id, theirs.name, seen, their_msg, their_address),
             Side.local(self.identity, my_msg, self.cluster_address),
         )
-        frame = await read_frame(reader)
+        frame = await proto.read_frame(reader)
 
         # Judge and count the guess with no await in between: concurrent sessions
         # cannot both win, nor squeeze in guesses past max_wrong.
         status = self._status(pending)
         if status is not None:
             raise status
-        if not confirmation_ok(confirmation(key, "joiner", digest), frame):
+        if not proto.confirmation_ok(proto.confirmation(key, "joiner", digest), frame):
             pending.wrong += 1
             left = pending.max_wrong - pending.wrong
             if left <= 0:
@@ -292,11 +294,14 @@ class PairingHost:
         if theirs.node_id in self.trust:
             raise AlreadyMember()
         pending.state = InviteState.CLAIMED
+        pending.claimed_by = asyncio.current_task()
 
-        await write_frame(writer, {"type": "confirm", "mac": confirmation(key, "inviter", digest)})
-        expect(await read_frame(reader), "done")
+        await proto.write_frame(
+            writer, {"type": "confirm", "mac": proto.confirmation(key, "inviter", digest)}
+        )
+        proto.expect(await proto.read_frame(reader), "done")
         peername = writer.get_extra_info("peername")
-        address = resolve_address(their_address, peername[0] if peername else None)
+        address = proto.resolve_address(their_address, peername[0] if peername else None)
         pin = PeerPin.create(theirs.node_id, theirs.name, theirs.cert_pem, address)
         self.trust.add(pin)
         self._end(pending, InviteState.USED, pin=pin)
@@ -330,7 +335,7 @@ async def join(
     port later ("host:port"; a wildcard host is replaced by the address the
     inviter sees).
     """
-    digits = normalize_pin(pin)
+    digits = proto.normalize_pin(pin)
     try:
         async with asyncio.timeout(timeout_s):
             return await _join(host, port, digits, identity, trust, my_cluster_address)
@@ -348,38 +353,38 @@ async def _join(
             f"no pairing invite is open at {host}:{port} (it may have been used, expired or voided)"
         ) from exc
     try:
-        theirs = Hello.parse(await read_frame(reader))
+        theirs = Hello.parse(await proto.read_frame(reader))
         if theirs.node_id == identity.node_id:
             raise PairingProtocolError("a node cannot pair with itself")
-        await write_frame(writer, Hello.of(identity).frame())
-        expect(await read_frame(reader), "starttls")
-        seen = await upgrade(writer, identity, theirs, server_side=False)
+        await proto.write_frame(writer, Hello.of(identity).frame())
+        proto.expect(await proto.read_frame(reader), "starttls")
+        seen = await proto.upgrade(writer, identity, theirs, server_side=False)
 
         spake = SPAKE2_A(pin.encode("ascii"), idA=identity.node_id.encode(), idB=theirs.node_id.encode())
         my_msg = spake.start()
-        await write_frame(writer, {"type": "spake", "msg": b64(my_msg), "address": my_address})
-        their_msg, their_address = parse_spake(await read_frame(reader))
+        await proto.write_frame(writer, {"type": "spake", "msg": proto.b64(my_msg), "address": my_address})
+        their_msg, their_address = proto.parse_spake(await proto.read_frame(reader))
         try:
             key = spake.finish(their_msg)
         except (SPAKEError, ValueError) as exc:
             raise PairingProtocolError("invalid SPAKE2 message") from exc
-        digest = transcript(
+        digest = proto.transcript(
             Side.local(identity, my_msg, my_address),
             Side(theirs.node_id, theirs.name, seen, their_msg, their_address),
         )
-        await write_frame(writer, {"type": "confirm", "mac": confirmation(key, "joiner", digest)})
+        await proto.write_frame(writer, {"type": "confirm", "mac": proto.confirmation(key, "joiner", digest)})
         # Wrong PIN, void, expired, used, already a member: raised from the error frame.
-        frame = await read_frame(reader)
-        if not confirmation_ok(confirmation(key, "inviter", digest), frame):
+        frame = await proto.read_frame(reader)
+        if not proto.confirmation_ok(proto.confirmation(key, "inviter", digest), frame):
             raise PairingProtocolError(
                 "the other node could not prove it knows the PIN; nothing was pinned "
                 "(the connection may have been intercepted)"
             )
         peer = PeerPin.create(
-            theirs.node_id, theirs.name, theirs.cert_pem, resolve_address(their_address, host)
+            theirs.node_id, theirs.name, theirs.cert_pem, proto.resolve_address(their_address, host)
         )
         trust.add(peer)
-        await write_frame(writer, {"type": "done"})
+        await proto.write_frame(writer, {"type": "done"})
         return peer
     except ssl.SSLError as exc:
         raise PairingProtocolError(f"TLS handshake with the other node failed: {exc.reason or exc}") from exc

@@ -67,6 +67,9 @@ def server_context(identity: NodeIdentity, trust: TrustStore) -> ssl.SSLContext:
     ``create_default_context``), so an empty trust store refuses everyone.
     """
     ctx = _base(ssl.PROTOCOL_TLS_SERVER, identity)
+    # No TLS 1.3 session tickets: a resumed session skips certificate
+    # verification, and every handshake should be judged against today's pins.
+    ctx.num_tickets = 0
     pems = [pin.cert_pem for pin in trust.all()]
     if pems:
         ctx.load_verify_locations(cadata="\n".join(pems))
