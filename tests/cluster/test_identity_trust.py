@@ -43,6 +43,19 @@ def test_identity_first_start(tmp_path: Path) -> None:
     assert ident.hostname == peer_hostname(ident.node_id)
 
 
+def test_key_is_private_before_it_lands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    modes: dict[str, int] = {}
+    real_replace = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        modes[Path(dst).name] = mode(Path(src))  # the temp file, already holding the bytes
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    NodeIdentity.load_or_create(tmp_path, "a")
+    assert modes["node.key"] == 0o600
+
+
 def test_identity_reload_is_the_same(tmp_path: Path) -> None:
     first = NodeIdentity.load_or_create(tmp_path, "a")
     again = NodeIdentity.load_or_create(tmp_path, "a")

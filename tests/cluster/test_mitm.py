@@ -11,10 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spake2 import SPAKE2_B
 
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.pairing import PairingHost, join
-from app.services.cluster.pairing_protocol import Hello, WrongPin, upgrade
+from app.services.cluster.pairing_protocol import (
+    Hello,
+    PairingProtocolError,
+    Side,
+    WrongPin,
+    b64,
+    confirmation,
+    finish_spake,
+    parse_spake,
+    transcript,
+    upgrade,
+)
 from tests.cluster.conftest import Node, forge_identity
 
 
@@ -134,4 +146,57 @@ async def test_plain_relay_is_harmless(make_node: Callable[[str], Node], tmp_pat
         assert b.trust.get(a.identity.node_id) is not None
     finally:
         await relay.close()
+        await host.aclose()
+
+
+async def test_joiner_refuses_an_inviter_that_cannot_prove_the_pin(
+    make_node: Callable[[str], Node], tmp_path: Path
+) -> None:
+    """An impostor listener that does not know the PIN but claims success anyway."""
+    impostor, b = make_node("impostor"), make_node("b")
+
+    async def fake_inviter(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            await write_raw(writer, Hello.of(impostor.identity).frame())
+            theirs = Hello.parse(await read_raw(reader))
+            await write_raw(writer, {"type": "starttls"})
+            seen = await upgrade(writer, impostor.identity, theirs, server_side=True)
+            their_msg, their_address = parse_spake(await read_raw(reader))
+            spake = SPAKE2_B(b"000000", idA=theirs.node_id.encode(), idB=impostor.identity.node_id.encode())
+            my_msg = spake.start()
+            await write_raw(writer, {"type": "spake", "msg": b64(my_msg), "address": None})
+            key = finish_spake(spake, their_msg)
+            await read_raw(reader)  # the joiner's confirmation, which it cannot check
+            digest = transcript(
+                Side(theirs.node_id, theirs.name, seen, their_msg, their_address),
+                Side.local(impostor.identity, my_msg, None),
+            )
+            await write_raw(writer, {"type": "confirm", "mac": confirmation(key, "inviter", digest)})
+            await reader.read()
+        writer.close()
+
+    server = await asyncio.start_server(fake_inviter, "127.0.0.1", 0)
+    try:
+        port = server.sockets[0].getsockname()[1]
+        with pytest.raises(PairingProtocolError, match="could not prove it knows the PIN"):
+            await join("127.0.0.1", port, "123456", b.identity, b.trust, "127.0.0.1:1")
+        assert b.trust.all() == []
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_garbage_is_not_a_guess(make_node: Callable[[str], Node]) -> None:
+    a = make_node("a")
+    host = PairingHost(a.identity, a.trust, host="127.0.0.1", port=0)
+    invite = await host.invite(max_wrong=1)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", int(invite.address.rsplit(":", 1)[1]))
+        await read_raw(reader)  # the inviter's hello
+        await write_raw(writer, {"type": "hello", "proto": "pairwise-pair/1", "node_id": "nope"})
+        answer = await read_raw(reader)
+        assert answer["type"] == "error" and answer["code"] == "protocol"
+        writer.close()
+        assert host.pending and host.wrong_tries == 0
+    finally:
         await host.aclose()

@@ -16,7 +16,6 @@ import contextlib
 import datetime as dt
 import enum
 import functools
-import inspect
 import logging
 import secrets
 import ssl
@@ -24,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from spake2 import SPAKE2_A, SPAKE2_B, SPAKEError
+from spake2 import SPAKE2_A, SPAKE2_B
 
 from app.services.cluster import pairing_protocol as proto
 from app.services.cluster.identity import NodeIdentity
@@ -44,7 +43,7 @@ from app.services.cluster.trust import PeerPin, TrustStore
 
 log = logging.getLogger(__name__)
 
-OnPaired = Callable[[PeerPin], object]
+OnPaired = Callable[[PeerPin], None]
 
 
 class InviteState(enum.Enum):
@@ -141,7 +140,7 @@ class PairingHost:
         # Nobody may be waiting for the outcome; mark it retrieved so asyncio does not warn.
         result.add_done_callback(lambda f: f.cancelled() or f.exception())
         pending = _Pending(invite, self._clock() + ttl_s, max_wrong, server, result)
-        pending.expiry = loop.call_later(ttl_s, self._end, pending, InviteState.EXPIRED, PinExpired())
+        pending.expiry = loop.call_later(ttl_s, self._expire, pending)
         box.append(pending)
         self._pending = pending
         log.info("pairing invite open on %s until %s", address, invite.expires_at.isoformat())
@@ -179,8 +178,8 @@ class PairingHost:
 
     def _status(self, pending: _Pending) -> PairingError | None:
         """Why this invite cannot take a guess now, or None if it can."""
-        if pending.state is InviteState.PENDING and self._clock() >= pending.deadline:
-            self._end(pending, InviteState.EXPIRED, PinExpired())
+        if self._clock() >= pending.deadline:
+            self._expire(pending)
         return {
             InviteState.PENDING: None,
             InviteState.CLAIMED: PinAlreadyUsed(),
@@ -189,6 +188,12 @@ class PairingHost:
             InviteState.VOID: PinVoid(),
             InviteState.CANCELLED: PairingUnavailable("the invite was cancelled"),
         }[pending.state]
+
+    def _expire(self, pending: _Pending) -> None:
+        # A joiner that proved the PIN in time may finish (bounded by the session
+        # timeout); ending the invite under it would pin a node yet report expiry.
+        if pending.state is InviteState.PENDING:
+            self._end(pending, InviteState.EXPIRED, PinExpired())
 
     def _end(
         self,
@@ -269,10 +274,7 @@ class PairingHost:
         await proto.write_frame(
             writer, {"type": "spake", "msg": proto.b64(my_msg), "address": self.cluster_address}
         )
-        try:
-            key = spake.finish(their_msg)
-        except (SPAKEError, ValueError) as exc:
-            raise PairingProtocolError("invalid SPAKE2 message") from exc
+        key = proto.finish_spake(spake, their_msg)
         digest = proto.transcript(
             Side(theirs.node_id, theirs.name, seen, their_msg, their_address),
             Side.local(self.identity, my_msg, self.cluster_address),
@@ -309,14 +311,12 @@ class PairingHost:
         self._notify(pin)
 
     def _notify(self, pin: PeerPin) -> None:
-        if self.on_paired is None:
-            return
-        try:
-            outcome = self.on_paired(pin)
-            if inspect.isawaitable(outcome):
-                asyncio.ensure_future(outcome)
-        except Exception:
-            log.exception("on_paired hook failed")
+        # Synchronous on purpose (an event bus publish); a hook needing I/O schedules its own task.
+        if self.on_paired is not None:
+            try:
+                self.on_paired(pin)
+            except Exception:
+                log.exception("on_paired hook failed")
 
 
 async def join(
@@ -364,10 +364,7 @@ async def _join(
         my_msg = spake.start()
         await proto.write_frame(writer, {"type": "spake", "msg": proto.b64(my_msg), "address": my_address})
         their_msg, their_address = proto.parse_spake(await proto.read_frame(reader))
-        try:
-            key = spake.finish(their_msg)
-        except (SPAKEError, ValueError) as exc:
-            raise PairingProtocolError("invalid SPAKE2 message") from exc
+        key = proto.finish_spake(spake, their_msg)
         digest = proto.transcript(
             Side.local(identity, my_msg, my_address),
             Side(theirs.node_id, theirs.name, seen, their_msg, their_address),

@@ -60,6 +60,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+from spake2 import SPAKEError
 
 from app.services.cluster.identity import NodeIdentity, fingerprint_of_der, peer_hostname
 from app.services.cluster.trust import TrustStoreError, check_cert_for_node
@@ -291,6 +292,15 @@ def b64(data: bytes) -> str:
 
 
 # -- key confirmation -------------------------------------------------------
+
+
+def finish_spake(spake: Any, their_msg: bytes) -> bytes:
+    """The SPAKE2 shared key; a malformed message is a protocol error, not a guess."""
+    try:
+        key: bytes = spake.finish(their_msg)
+    except (SPAKEError, ValueError) as exc:
+        raise PairingProtocolError("invalid SPAKE2 message") from exc
+    return key
 
 
 @dataclass(frozen=True)

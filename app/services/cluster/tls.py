@@ -34,6 +34,7 @@ import ssl
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from app.services.cluster.identity import NodeIdentity, fingerprint_of_der, peer_hostname
 from app.services.cluster.trust import PeerPin, TrustStore
@@ -151,9 +152,7 @@ PEER_PIN_KEY = web.RequestKey("pairwise.peer_pin", PeerPin)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def pin_check_middleware(
-    contexts: TlsContexts,
-) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def pin_check_middleware(contexts: TlsContexts) -> Middleware:
     """aiohttp middleware: refuse any request whose TLS peer is not pinned now.
 
     The matching pin is stored on the request under ``PEER_PIN_KEY`` so
