@@ -40,11 +40,13 @@ from app.services.cluster.identity import NodeIdentity, fingerprint_of_der, peer
 from app.services.cluster.trust import PeerPin, TrustStore
 
 __all__ = [
+    "PEER_PIN_KEY",
     "TlsContexts",
     "client_context",
     "peer_fingerprint",
     "peer_fingerprint_allowed",
     "peer_hostname",
+    "peer_pin",
     "pin_check_middleware",
     "server_context",
 ]
@@ -56,7 +58,8 @@ def _base(purpose: int, identity: NodeIdentity) -> ssl.SSLContext:
     ctx = ssl.SSLContext(purpose)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     ctx.load_cert_chain(identity.cert_path, identity.key_path)
-    # Explicit, though both protocols default to it: every peer must show a certificate.
+    # A server context would not even ask for a client certificate by default;
+    # on the cluster port every peer must show one, in both directions.
     ctx.verify_mode = ssl.CERT_REQUIRED
     return ctx
 
