@@ -1,0 +1,208 @@
+"""`pairwise`: every command. `serve` runs a node; most others talk to the running
+node of a home through its control API."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from app.cli_common import home_of, print_json, read_token_stdin, table
+from app.control_client import ControlClient
+from app.services.errors import PairwiseError
+
+
+def add_node_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--listen", help="front door HOST:PORT (default 127.0.0.1:11434)")
+    parser.add_argument("--cluster-listen", help="cluster port HOST:PORT (default 0.0.0.0:14330)")
+    parser.add_argument("--name", help="node name (default: the host name)")
+    parser.add_argument("--no-mdns", action="store_true", help="do not announce or browse with mDNS")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pairwise", description="Your machines as one LLM cluster.")
+    parser.add_argument("--home", help="node home directory (also PAIRWISE_HOME)")
+    add_node_options(parser)
+    sub = parser.add_subparsers(dest="command")
+
+    serve = sub.add_parser("serve", help="run a node headless until SIGINT or SIGTERM")
+    add_node_options(serve)
+
+    status = sub.add_parser("status", help="the running node's status")
+    status.add_argument("--json", action="store_true")
+    nodes = sub.add_parser("nodes", help="every node in the cluster")
+    nodes.add_argument("--json", action="store_true")
+    jobs = sub.add_parser("jobs", help="workloads, newest first")
+    jobs.add_argument("--json", action="store_true")
+    jobs.add_argument("--active", action="store_true")
+    jobs.add_argument("--limit", type=int, default=50)
+    events = sub.add_parser("events", help="print events as JSON lines")
+    events.add_argument("--follow", action="store_true", help="keep following (the default)")
+
+    engines = sub.add_parser("engines", help="local engines adopted by base URL")
+    esub = engines.add_subparsers(dest="engines_command", required=True)
+    add = esub.add_parser("add")
+    add.add_argument("name")
+    add.add_argument("--url", required=True)
+    add.add_argument("--api", choices=["ollama", "openai"], required=True)
+    add.add_argument("--token-stdin", action="store_true", help="read a bearer token from stdin into the OS keyring")
+    add.add_argument("--first-byte-timeout-s", type=float)
+    add.add_argument("--capacity", type=int)
+    elist = esub.add_parser("list")
+    elist.add_argument("--json", action="store_true")
+    remove = esub.add_parser("remove")
+    remove.add_argument("name")
+
+    for register in _extensions():
+        register(sub)
+    return parser
+
+
+def _extensions() -> list[Any]:
+    """Command groups that live in their own modules."""
+    from app import cli_sim
+
+    return [cli_sim.register]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            from app.ui.launch import launch_tray
+
+            return launch_tray(args)
+        if args.command == "serve":
+            return serve(args)
+        handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return 2
+        return int(handler(args) or 0)
+    except PairwiseError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def make_node(args: argparse.Namespace) -> Any:
+    from app.services.bootstrap import build_node
+
+    return build_node(home_of(args), listen=args.listen, cluster_listen=args.cluster_listen, name=args.name,
+                      mdns=False if args.no_mdns else None)
+
+
+def serve(args: argparse.Namespace) -> int:
+    node = make_node(args)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await node.start()
+        print(f"Pairwise node {node.name} serving on http://{node.frontdoor_address}", flush=True)
+        await stop.wait()
+        print("stopping...", flush=True)
+        await node.stop()
+
+    asyncio.run(run())
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    data = ControlClient(home_of(args)).call("GET", "/status")
+    if args.json:
+        print_json(data)
+    else:
+        for key, value in data.items():
+            print(f"{key:>12}: {value}")
+    return 0
+
+
+def cmd_nodes(args: argparse.Namespace) -> int:
+    data = ControlClient(home_of(args)).call("GET", "/nodes")["nodes"]
+    if args.json:
+        print_json(data)
+        return 0
+    rows = []
+    for n in data:
+        state = n.get("state") or ("online" if n.get("online") else "offline")
+        label = n.get("label") or n.get("kind")
+        extra = f"{n.get('gpu', '')} ${n.get('price_per_hour')}/h" if n.get("kind") == "rented" else ""
+        rows.append([n["name"], label, state, ", ".join(n.get("models") or []), str(n.get("in_flight", 0)), extra])
+    print(table(rows, ["NAME", "KIND", "STATE", "MODELS", "IN FLIGHT", ""]))
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"limit": args.limit}
+    if args.active:
+        params["active"] = "1"
+    jobs = ControlClient(home_of(args)).call("GET", "/jobs", params=params)["jobs"]
+    if args.json:
+        print_json(jobs)
+        return 0
+    rows = [[j["id"][:8], j["model"], j["state"], j["origin_node"], j.get("serving_node") or "-",
+             "off-LAN" if j.get("off_lan") else "", str(j.get("completion_tokens") or ""),
+             f"${j['cost_usd']:.4f}" if j.get("cost_usd") else ""] for j in jobs]
+    print(table(rows, ["ID", "MODEL", "STATE", "ORIGIN", "SERVED BY", "", "TOKENS", "COST"]))
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    import json
+
+    for event in ControlClient(home_of(args)).stream_lines("/events"):
+        print(json.dumps(event), flush=True)
+    return 0
+
+
+def cmd_engines(args: argparse.Namespace) -> int:
+    from app.services.backends.engines import add_engine_offline
+    from app.services.secrets import SecretStore
+
+    home = home_of(args)
+    running = ControlClient.runtime(home) is not None
+    if args.engines_command == "add":
+        data: dict[str, Any] = {"name": args.name, "url": args.url, "api": args.api}
+        if args.first_byte_timeout_s is not None:
+            data["first_byte_timeout_s"] = args.first_byte_timeout_s
+        if args.capacity is not None:
+            data["capacity"] = args.capacity
+        token = read_token_stdin() if args.token_stdin else None
+        if running:
+            result = ControlClient(home).call("POST", "/engines", {**data, "token": token} if token else data)
+            models = ", ".join(result.get("models") or []) or "none yet"
+            print(f"engine {args.name} added; models: {models}")
+        else:
+            from app.services.cluster.identity import NodeIdentity
+            from app.settings import SettingsStore
+
+            store = SettingsStore(home.settings_file)
+            identity = NodeIdentity.load_or_create(home.identity_dir, store.load().name)
+            add_engine_offline(store, SecretStore(identity.node_id), data, token)
+            print(f"engine {args.name} added (the node will use it when it starts)")
+        return 0
+    client = ControlClient(home)
+    if args.engines_command == "list":
+        engines = client.call("GET", "/engines")["engines"]
+        if args.json:
+            print_json(engines)
+        else:
+            print(table([[e["name"], e["api"], e["url"], ", ".join(e["models"]), e.get("error") or "ok"]
+                         for e in engines], ["NAME", "API", "URL", "MODELS", "STATUS"]))
+        return 0
+    client.call("DELETE", f"/engines/{args.name}")
+    print(f"engine {args.name} removed")
+    return 0
+
+
+COMMANDS = {"status": cmd_status, "nodes": cmd_nodes, "jobs": cmd_jobs, "events": cmd_events, "engines": cmd_engines}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Small helpers shared by the CLI's command modules."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from app.home import Home, resolve_home
+
+
+def home_of(args: Any) -> Home:
+    return Home(resolve_home(getattr(args, "home", None)))
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+def read_token_stdin() -> str:
+    token = sys.stdin.readline().strip()
+    if not token:
+        raise SystemExit("error: --token-stdin was given but stdin had no token")
+    return token
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=False))]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)) for row in rows]
+    return "\n".join(lines)
+
+
+def on_off(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return value.lower() in ("on", "true", "yes", "1")

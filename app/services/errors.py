@@ -1,0 +1,67 @@
+"""Pairwise's error hierarchy.
+
+Every error carries a short ``title`` and a ``message`` that a notification,
+a CLI line or an HTTP error body can show as is (the Maestral lesson).
+
+    PairwiseError
+    ├── ConfigError            a setting or declaration is invalid (names the rule)
+    ├── CredentialError        the keyring is unavailable or a credential is missing
+    ├── NotFound               an engine, node or model that does not exist
+    ├── RefusedError           a request refused by policy (loopback rule, sharing off, budget...)
+    ├── UpstreamError          an upstream failed; ``before_first_byte`` decides failover
+    │   └── UpstreamTimeout    no first byte within the upstream's first-byte timeout
+    └── ControlError           the CLI could not talk to a running node
+"""
+
+from __future__ import annotations
+
+
+class PairwiseError(Exception):
+    title = "Pairwise error"
+    status = 500
+
+    def __init__(self, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+
+
+class ConfigError(PairwiseError):
+    title = "Invalid setting"
+    status = 400
+
+
+class CredentialError(PairwiseError):
+    title = "Credential problem"
+    status = 500
+
+
+class NotFound(PairwiseError):
+    title = "Not found"
+    status = 404
+
+
+class RefusedError(PairwiseError):
+    title = "Refused"
+    status = 403
+
+
+class UpstreamError(PairwiseError):
+    title = "Upstream failed"
+    status = 502
+
+    def __init__(self, message: str, *, status: int | None = None, before_first_byte: bool = True) -> None:
+        super().__init__(message)
+        self.upstream_status = status
+        self.before_first_byte = before_first_byte
+
+
+class UpstreamTimeout(UpstreamError):
+    title = "Upstream timed out"
+    status = 504
+
+
+class ControlError(PairwiseError):
+    title = "Cannot reach the node"
+    status = 503

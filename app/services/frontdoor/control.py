@@ -1,0 +1,107 @@
+"""The control API under /_pairwise/v1/: how the CLI (and scripts) talk to a
+running node. Guarded by the node's local control token (0600 file in its home),
+on top of the front door's loopback-only rule."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from app.services.errors import PairwiseError
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+PREFIX = "/_pairwise/v1"
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def error_response(exc: PairwiseError) -> web.Response:
+    return web.json_response({"error": exc.message, "title": exc.title, "kind": type(exc).__name__},
+                             status=exc.status)
+
+
+def add_control_routes(app: web.Application, node: Node) -> None:
+    token = node.home.control_token()
+
+    def guarded(handler: Handler) -> Handler:
+        async def wrapper(request: web.Request) -> web.StreamResponse:
+            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            if not given or not hmac.compare_digest(given, token):
+                return web.json_response(
+                    {"error": "refused: the control API needs this node's control token (file control_token in its home)"},
+                    status=401)
+            try:
+                return await handler(request)
+            except PairwiseError as exc:
+                return error_response(exc)
+
+        return wrapper
+
+    async def body_of(request: web.Request) -> dict[str, Any]:
+        try:
+            data = await request.json()
+        except ValueError as exc:
+            raise PairwiseError(f"malformed JSON: {exc}", title="Bad request") from exc
+        if not isinstance(data, dict):
+            raise PairwiseError("the body must be a JSON object", title="Bad request")
+        return data
+
+    async def status(request: web.Request) -> web.Response:
+        return web.json_response(node.status())
+
+    async def nodes(request: web.Request) -> web.Response:
+        return web.json_response({"nodes": node.nodes()})
+
+    async def jobs(request: web.Request) -> web.Response:
+        active = request.query.get("active") in ("1", "true")
+        limit = int(request.query.get("limit", "50"))
+        rows = node.jobs.list(active_only=active, limit=limit)
+        return web.json_response({"jobs": [j.to_json() for j in rows]})
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        queue = node.bus.subscribe()
+        try:
+            await response.write(json.dumps({"kind": "subscribed", "node": node.name}).encode() + b"\n")
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), timeout=15)
+                    line = event.to_json()
+                except TimeoutError:
+                    line = {"kind": "keepalive"}
+                await response.write(json.dumps(line).encode() + b"\n")
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            node.bus.unsubscribe(queue)
+        return response
+
+    async def engines_list(request: web.Request) -> web.Response:
+        return web.json_response({"engines": node.engines.describe()})
+
+    async def engines_add(request: web.Request) -> web.Response:
+        data = await body_of(request)
+        credential = data.pop("token", None)
+        described = await node.engines.add(data, credential)
+        return web.json_response(described, status=201)
+
+    async def engines_remove(request: web.Request) -> web.Response:
+        await node.engines.remove(request.match_info["name"])
+        return web.json_response({"removed": request.match_info["name"]})
+
+    routes: list[tuple[str, str, Handler]] = [
+        ("GET", "/status", status), ("GET", "/nodes", nodes), ("GET", "/jobs", jobs), ("GET", "/events", events),
+        ("GET", "/engines", engines_list), ("POST", "/engines", engines_add),
+        ("DELETE", "/engines/{name}", engines_remove),
+    ]
+    for method, path, handler in routes:
+        app.router.add_route(method, PREFIX + path, guarded(handler))
+    for method, path, handler in node.extra_control_routes:
+        app.router.add_route(method, PREFIX + path, guarded(handler))

@@ -1,0 +1,231 @@
+"""One inference request's way through a node, independent of the transport.
+
+The front door and the cluster relay both call ``InferenceService.run`` and
+write the result to their own HTTP response. A result either carries a whole
+body or a stream; the stream's ``close`` ends the workload record whatever
+happened (finished, cut by the upstream, or abandoned by the caller).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from app.services.backends.base import Opened, Upstream, UpstreamRequest
+from app.services.backends.http_open import error_text
+from app.services.errors import UpstreamError
+from app.services.jobs.records import Workload
+from app.services.jobs.tracker import JobTracker
+from app.services.routing.plan import Plan, build_plan
+from app.services.routing.registry import UpstreamRegistry
+from app.services.translate.bodies import translate_body, usage_of
+from app.services.translate.requests import translate_request
+from app.services.translate.responses import StreamTranslator, make_stream_translator
+from app.services.translate.shapes import Api, Operation, canonical_model, error_body, wants_stream
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Caller:
+    """Who asked: a local app (by User-Agent) or a peer node relaying for its own caller."""
+
+    requester: str
+    origin_node: str | None = None
+    origin_node_id: str | None = None
+    job_id: str | None = None
+    local_only: bool = False  # a relayed request is served here, never relayed onward
+    from_peer: bool = False
+    allow_off_lan: bool = True
+
+
+@dataclass
+class InferenceResult:
+    status: int
+    content_type: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    stream: StreamSession | None = None
+
+
+def json_result(status: int, obj: Any, headers: dict[str, str] | None = None) -> InferenceResult:
+    return InferenceResult(status, "application/json", headers or {}, json.dumps(obj).encode())
+
+
+class StreamSession:
+    """The translated stream to the caller, and its bookkeeping when it ends."""
+
+    def __init__(self, opened: Opened, upstream: Upstream, translator: StreamTranslator,
+                 finish: Callable[[str, str | None, StreamTranslator], Awaitable[None]], client_api: Api) -> None:
+        self.opened, self.upstream, self.translator = opened, upstream, translator
+        self._finish, self._client_api = finish, client_api
+        self._closed = False
+        self.state = "completed"
+        self.error: str | None = None
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        translator = self.translator
+        out = translator.feed(self.opened.first_chunk)
+        if out:
+            yield out
+        try:
+            async for chunk in self.opened.rest:
+                out = translator.feed(chunk)
+                if out:
+                    yield out
+        except (httpx.HTTPError, ValueError) as exc:
+            self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
+            yield self._error_chunk("the upstream stream broke before it finished")
+            return
+        tail = translator.finish()
+        if tail:
+            yield tail
+        if not translator.finished_cleanly:
+            self.state, self.error = "failed", "upstream stream ended without its final chunk"
+            yield self._error_chunk("the upstream stream ended before it finished")
+
+    def _error_chunk(self, message: str) -> bytes:
+        body = json.dumps(error_body(self._client_api, message, status=502)).encode()
+        return b"data: " + body + b"\n\n" if self._client_api == "openai" else body + b"\n"
+
+    async def close(self, *, cancelled: bool = False) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if cancelled:
+            self.state, self.error = "cancelled", "the caller went away mid-stream"
+        try:
+            await self.opened.aclose()
+        finally:
+            await self._finish(self.state, self.error, self.translator)
+
+
+class InferenceService:
+    def __init__(self, registry: UpstreamRegistry, tracker: JobTracker, node_name: str, node_id: str,
+                 refresh_stale: Callable[[], Awaitable[None]]) -> None:
+        self.registry, self.tracker = registry, tracker
+        self.node_name, self.node_id = node_name, node_id
+        self._refresh_stale = refresh_stale
+
+    def base_headers(self) -> dict[str, str]:
+        return {"X-Pairwise-Node": self.node_name}
+
+    async def plan_for(self, model: str, caller: Caller) -> Plan:
+        plan = build_plan(model, self.registry.all(local_only=caller.local_only))
+        if not plan.candidates and not plan.refused:
+            await self._refresh_stale()
+            plan = build_plan(model, self.registry.all(local_only=caller.local_only))
+        return plan
+
+    def available_models(self, caller: Caller) -> list[str]:
+        return sorted({e.name for pairs in self.registry.inventory(local_only=caller.local_only).values()
+                       for _, e in pairs})
+
+    async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller) -> InferenceResult:
+        headers = self.base_headers()
+        requested = body.get("model")
+        if not isinstance(requested, str) or not requested.strip():
+            return json_result(400, error_body(api, "the request has no 'model'", status=400), headers)
+        model = canonical_model(requested.strip())
+        plan = await self.plan_for(model, caller)
+        if not plan.candidates:
+            if plan.refused:
+                message = f"model '{requested}' cannot be served here: {plan.refusal_text()}"
+                return json_result(403, error_body(api, message, status=403, kind="refused"), headers)
+            available = ", ".join(self.available_models(caller)) or "none"
+            message = f"model '{requested}' not found on any node; available models: {available}"
+            return json_result(404, error_body(api, message, status=404), headers)
+
+        job = self.tracker.open(model=requested, api=api, requester=caller.requester,
+                                origin_node=caller.origin_node, origin_node_id=caller.origin_node_id,
+                                job_id=caller.job_id)
+        stream = wants_stream(api, operation, body)
+        failures: list[str] = []
+        started_ns = time.monotonic_ns()
+        for upstream in plan.candidates:
+            target = upstream.api_for(api)
+            upstream_model = upstream.upstream_model(model) or requested
+            request = UpstreamRequest(
+                api=target, operation=operation, stream=stream, client_api=api,
+                body=translate_request(api, target, operation, body, upstream_model),
+                requester=caller.requester, origin_node_id=job.origin_node_id, job_id=job.id,
+            )
+            upstream.in_flight += 1
+            try:
+                opened = await upstream.open(request)
+            except UpstreamError as exc:
+                upstream.in_flight -= 1
+                failures.append(exc.message)
+                log.info("failover for job %s: %s", job.id, exc.message)
+                continue
+            except BaseException:
+                upstream.in_flight -= 1
+                self.tracker.finish(job, "cancelled", error="the caller went away before the first byte")
+                raise
+            return await self._respond(api, operation, body, requested, job, upstream, opened, target,
+                                       stream, started_ns, headers)
+        message = f"every node that serves '{requested}' failed: " + "; ".join(failures)
+        self.tracker.finish(job, "failed", error=message)
+        return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
+
+    async def _respond(self, api: Api, operation: Operation, body: dict[str, Any], requested: str, job: Workload,
+                       upstream: Upstream, opened: Opened, target: Api, stream: bool, started_ns: int,
+                       headers: dict[str, str]) -> InferenceResult:
+        ttfb_ms = (time.monotonic_ns() - started_ns) / 1e6
+        off_lan = upstream.kind == "rented" or opened.headers.get("x-pairwise-off-lan") is not None
+        rented = opened.headers.get("x-pairwise-off-lan") or (upstream.display_name() if upstream.kind == "rented" else None)
+        served_by = opened.serving_node or upstream.node_name
+        self.tracker.running(job, serving_node=served_by, serving_node_id=opened.serving_node_id or upstream.node_id,
+                             engine=opened.engine, ttfb_ms=ttfb_ms, off_lan=off_lan, rented_node=rented)
+        headers = {**headers, "X-Pairwise-Node": served_by, "X-Pairwise-Job": job.id}
+        if rented:
+            headers["X-Pairwise-Off-LAN"] = rented
+        if opened.status >= 400:
+            raw = opened.first_chunk + b"".join([c async for c in opened.rest])
+            await opened.aclose()
+            upstream.in_flight -= 1
+            message = f"{upstream.display_name()} refused the request: {error_text(raw)}"
+            self.tracker.finish(job, "failed", error=message)
+            return json_result(opened.status, error_body(api, message, status=opened.status), headers)
+
+        async def finish(state: str, error: str | None, translator: StreamTranslator) -> None:
+            upstream.in_flight -= 1
+            self.tracker.finish(job, state, error=error, prompt_tokens=translator.usage.prompt_tokens,
+                                completion_tokens=translator.usage.completion_tokens)
+            self.on_finished(upstream, job)
+
+        if stream:
+            translator = make_stream_translator(target, api, operation, requested, body)
+            session = StreamSession(opened, upstream, translator, finish, api)
+            return InferenceResult(200, translator.content_type, headers, stream=session)
+        try:
+            raw = opened.first_chunk + b"".join([c async for c in opened.rest])
+        except httpx.HTTPError as exc:
+            await opened.aclose()
+            upstream.in_flight -= 1
+            self.tracker.finish(job, "failed", error=f"upstream broke mid-answer: {type(exc).__name__}")
+            return json_result(502, error_body(api, "the upstream broke mid-answer", status=502), headers)
+        finally:
+            await opened.aclose()
+        upstream.in_flight -= 1
+        try:
+            upstream_body = json.loads(raw)
+        except ValueError:
+            self.tracker.finish(job, "failed", error="upstream answered with invalid JSON")
+            return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
+        usage = usage_of(target, upstream_body)
+        self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
+        self.on_finished(upstream, job)
+        if target == api:
+            return InferenceResult(200, "application/json", headers, raw)
+        out = translate_body(target, api, operation, upstream_body, requested, started_ns)
+        return json_result(200, out, headers)
+
+    def on_finished(self, upstream: Upstream, job: Workload) -> None:
+        """Hook for accounting (rented cost, idle timers); replaced by the node."""

@@ -1,0 +1,86 @@
+"""Workload history in SQLite, in the node's home.
+
+Every change is committed at once (WAL, synchronous=NORMAL is durable across a
+process kill; only an OS crash may lose the last commit), so a node killed with
+SIGKILL keeps its history. Records from peers are upserted by id and only when
+newer, so replicated events arriving twice or out of order are harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from app.services.jobs.records import ACTIVE_STATES, Workload
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS workloads (
+    id TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    state TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS workloads_created ON workloads(created_at);
+CREATE INDEX IF NOT EXISTS workloads_state ON workloads(state);
+"""
+
+
+class JobStore:
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def save(self, job: Workload) -> None:
+        job.updated_at = time.time()
+        self.upsert(job)
+
+    def upsert(self, job: Workload) -> bool:
+        """Insert or replace when this version is at least as new. Returns True if stored."""
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT INTO workloads(id, created_at, state, updated_at, record) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated_at=excluded.updated_at, "
+                "record=excluded.record WHERE excluded.updated_at >= workloads.updated_at",
+                (job.id, job.created_at, job.state, job.updated_at, json.dumps(job.to_json())),
+            )
+            return cur.rowcount > 0
+
+    def get(self, job_id: str) -> Workload | None:
+        with self._lock:
+            row = self._db.execute("SELECT record FROM workloads WHERE id=?", (job_id,)).fetchone()
+        return Workload.from_json(json.loads(row[0])) if row else None
+
+    def list(self, *, active_only: bool = False, limit: int = 100) -> list[Workload]:
+        sql = "SELECT record FROM workloads"
+        args: tuple[object, ...] = ()
+        if active_only:
+            sql += f" WHERE state IN ({','.join('?' * len(ACTIVE_STATES))})"
+            args = ACTIVE_STATES
+        sql += " ORDER BY created_at DESC LIMIT ?"
+        with self._lock:
+            rows = self._db.execute(sql, (*args, limit)).fetchall()
+        return [Workload.from_json(json.loads(r[0])) for r in rows]
+
+    def mark_interrupted(self, node_id: str, reason: str) -> int:
+        """At start-up: work that was running when the node died did not finish."""
+        jobs = self.list(active_only=True, limit=10_000)
+        now = time.time()
+        count = 0
+        for job in jobs:
+            if node_id not in (job.origin_node_id, job.serving_node_id):
+                continue
+            job.state, job.error, job.finished_at = "failed", reason, now
+            self.save(job)
+            count += 1
+        return count
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

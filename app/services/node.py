@@ -1,0 +1,218 @@
+"""The composition root: builds a node's services, starts them, stops them in order.
+
+Runs on any asyncio loop: plain asyncio under ``pairwise serve``, qasync under
+the tray. Stopping runs the "first" hooks (pause-on-exit) before anything else,
+so a rented GPU is paused while the network and the loop are still there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import logging
+import os
+import platform
+import time
+from collections.abc import Awaitable, Callable
+from logging.handlers import RotatingFileHandler
+from typing import Any
+
+from aiohttp import web
+
+from app.home import Home, write_private
+from app.services.backends.engines import EngineManager
+from app.services.cluster.identity import NodeIdentity
+from app.services.errors import ConfigError
+from app.services.events import EventBus
+from app.services.frontdoor.server import build_frontdoor
+from app.services.inference import InferenceService
+from app.services.jobs.store import JobStore
+from app.services.jobs.tracker import JobTracker
+from app.services.outbound import ca_files
+from app.services.routing.registry import UpstreamRegistry
+from app.services.secrets import RedactingFilter, SecretStore
+from app.settings import NodeSettings, SettingsStore, parse_host_port
+
+log = logging.getLogger(__name__)
+
+StopHook = Callable[[], Awaitable[None]]
+ControlRoute = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+
+
+class NodeAlreadyRunning(ConfigError):
+    title = "Already running"
+
+
+class Node:
+    def __init__(self, home: Home, *, listen: str | None = None, cluster_listen: str | None = None,
+                 name: str | None = None, mdns: bool | None = None) -> None:
+        self.home = home
+        home.ensure()
+        self.settings_store = SettingsStore(home.settings_file)
+        self.settings: NodeSettings = self.settings_store.load()
+        changed = False
+        for field, value in (("listen", listen), ("cluster_listen", cluster_listen), ("name", name)):
+            if value is not None and getattr(self.settings, field) != value:
+                setattr(self.settings, field, value)
+                changed = True
+        if mdns is not None:
+            self.settings.mdns = mdns
+        if changed or not home.settings_file.exists():
+            self.settings_store.save(self.settings)
+        self.identity = NodeIdentity.load_or_create(home.identity_dir, self.settings.name)
+        self.name, self.node_id = self.settings.name, self.identity.node_id
+        self.bus = EventBus()
+        self.secrets = SecretStore(self.node_id)
+        self.jobs = JobStore(home.database)
+        self.tracker = JobTracker(self.jobs, self.bus, self.name, self.node_id)
+        self.registry = UpstreamRegistry()
+        self.extra_ca = ca_files(self.settings.ca_file)
+        self.engines = EngineManager(self.settings, self.settings_store, self.secrets, self.registry, self.bus,
+                                     self.name, self.node_id, self.extra_ca)
+        self.inference = InferenceService(self.registry, self.tracker, self.name, self.node_id, self.refresh_stale)
+        self.extra_control_routes: list[ControlRoute] = []
+        self.stop_first: list[tuple[str, StopHook]] = []
+        self.stop_last: list[StopHook] = []
+        self.start_hooks: list[StopHook] = []
+        self.fact_providers: list[Callable[[], list[dict[str, Any]]]] = []
+        self.frontdoor_address = ""
+        self.started_at = 0.0
+        self._runner: web.AppRunner | None = None
+        self._lock_fd: int | None = None
+        self._stopped = asyncio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def _take_lock(self) -> None:
+        fd = os.open(self.home.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise NodeAlreadyRunning(f"a node is already running with home {self.home.root}") from exc
+        self._lock_fd = fd
+
+    def _setup_logging(self) -> None:
+        handler = RotatingFileHandler(self.home.logs_dir / "node.log", maxBytes=2_000_000, backupCount=3)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.addFilter(RedactingFilter())
+        root = logging.getLogger()
+        root.addHandler(handler)
+        if root.level > logging.INFO or root.level == logging.NOTSET:
+            root.setLevel(logging.INFO)
+        # httpx logs every request URL at INFO; URLs of rented endpoints are not for the log.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    async def start(self) -> None:
+        self._take_lock()
+        self._setup_logging()
+        interrupted = self.jobs.mark_interrupted(self.node_id, "the node stopped while this job was running")
+        if interrupted:
+            log.info("marked %d interrupted jobs as failed", interrupted)
+        await self.engines.start()
+        for hook in self.start_hooks:
+            await hook()
+        app = build_frontdoor(self)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        host, port = parse_host_port(self.settings.listen)
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        server: Any = site._server
+        bound = server.sockets[0].getsockname() if server is not None and server.sockets else (host, port)
+        self.frontdoor_address = f"{bound[0]}:{bound[1]}"
+        self.started_at = time.time()
+        self.write_runtime()
+        log.info("node %s (%s) serving on %s", self.name, self.node_id, self.frontdoor_address)
+        self.bus.publish("node_started", node=self.name, address=self.frontdoor_address)
+
+    def write_runtime(self, **extra: Any) -> None:
+        runtime = {"pid": os.getpid(), "listen": self.frontdoor_address, "node_id": self.node_id,
+                   "name": self.name, "started_at": self.started_at}
+        if self.home.runtime_file.exists():
+            try:
+                previous = json.loads(self.home.runtime_file.read_text())
+                if previous.get("pid") == os.getpid():
+                    runtime = {**previous, **runtime}
+            except ValueError:
+                pass
+        runtime.update(extra)
+        write_private(self.home.runtime_file, json.dumps(runtime).encode())
+
+    async def stop(self, *, timeout_s: float = 20.0) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        for label, hook in self.stop_first:
+            try:
+                await asyncio.wait_for(hook(), timeout=timeout_s)
+            except Exception as exc:  # a failed hook must not keep the others from running
+                log.warning("stop step %s failed: %s", label, exc)
+        if self._runner:
+            await self._runner.cleanup()
+        for last in self.stop_last:
+            try:
+                await asyncio.wait_for(last(), timeout=5)
+            except Exception as exc:
+                log.warning("stop step failed: %s", exc)
+        await self.engines.stop()
+        self.jobs.close()
+        self.home.runtime_file.unlink(missing_ok=True)
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+        self.bus.publish("node_stopped", node=self.name)
+
+    async def refresh_stale(self) -> None:
+        await self.engines.refresh_stale()
+
+    # -- facts -----------------------------------------------------------------------------------------------
+
+    def local_facts(self) -> dict[str, Any]:
+        models = sorted({m.name for e in self.engines.upstreams.values() for m in e.models()})
+        return {
+            "id": self.node_id, "name": self.name, "kind": "local", "online": True,
+            "os": f"{platform.system()} {platform.release()}", "engines": self.engines.describe(),
+            "models": models, "in_flight": sum(e.in_flight for e in self.engines.upstreams.values()),
+            "hardware": hardware_summary(),
+        }
+
+    def nodes(self) -> list[dict[str, Any]]:
+        found = [self.local_facts()]
+        for provider in self.fact_providers:
+            found.extend(provider())
+        return found
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "id": self.node_id, "listen": self.frontdoor_address, "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started_at, 1), "home": str(self.home.root),
+            "engines": len(self.engines.upstreams), "models": len(self.registry.inventory()),
+            "active_jobs": len(self.jobs.list(active_only=True, limit=1000)),
+        }
+
+
+def hardware_summary() -> dict[str, Any]:
+    memory_gb = None
+    try:
+        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {"cpus": os.cpu_count(), "memory_gb": memory_gb, "gpus": detect_gpus(), "machine": platform.machine()}
+
+
+def detect_gpus() -> list[dict[str, Any]]:
+    """NVIDIA GPUs through /proc (no subprocess on the hot path); Apple silicon shares memory."""
+    gpus: list[dict[str, Any]] = []
+    base = "/proc/driver/nvidia/gpus"
+    if os.path.isdir(base):
+        for entry in sorted(os.listdir(base)):
+            try:
+                with open(os.path.join(base, entry, "information")) as fh:
+                    info = dict(line.split(":", 1) for line in fh if ":" in line)
+                gpus.append({"name": info.get("Model", "NVIDIA GPU").strip(), "vram_gb": None})
+            except OSError:
+                continue
+    if platform.system() == "Darwin" and platform.machine() == "arm64":
+        gpus.append({"name": "Apple silicon (unified memory)", "vram_gb": None})
+    return gpus

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.procs import NodeProc, TinyProc
+
+os.environ.setdefault("PAIRWISE_MDNS", "off")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture
+def tiny_factory() -> Iterator[type[TinyProc]]:
+    started: list[TinyProc] = []
+
+    class Factory(TinyProc):
+        def __init__(self, *args: str) -> None:
+            super().__init__(*args)
+            started.append(self)
+
+    yield Factory
+    for tiny in started:
+        tiny.stop()
+
+
+@pytest.fixture
+def node_factory(tmp_path: Path) -> Iterator[type[NodeProc]]:
+    started: list[NodeProc] = []
+
+    class Factory(NodeProc):
+        def __init__(self, name: str, *extra: str, env: dict[str, str] | None = None, home: Path | None = None) -> None:
+            super().__init__(home or tmp_path / f"home-{name}", name, *extra, env=env)
+            started.append(self)
+
+    yield Factory
+    for node in started:
+        node.stop()
