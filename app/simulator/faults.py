@@ -22,8 +22,10 @@ from app.simulator.httputil import hf_error, plain_400, rate_limited
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 KINDS = ("429", "500", "slow", "cut_stream", "plain_400", "timeout")
-CUT_KEY = "sim_cut_after"  # request key: stream events to relay before dropping the connection
-CUT_DONE_KEY = "sim_cut_done"  # request key: a streaming relay already applied the cut
+# Stream events to relay before dropping the connection; set by a cut_stream fault.
+CUT_KEY: web.RequestKey[int] = web.RequestKey("sim_cut_after", int)
+# Set when a streaming relay already applied the cut, so the middleware does not cut again.
+CUT_DONE_KEY: web.RequestKey[bool] = web.RequestKey("sim_cut_done", bool)
 
 
 @dataclass

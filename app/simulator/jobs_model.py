@@ -76,7 +76,7 @@ class JobBook:
         self._jobs: dict[str, Job] = {}
 
     def price(self, job: Job) -> float:
-        return self.prices.get(str(job.spec.get("flavor")), 0.0) + fixtures.JOB_FLAT_FEE_PER_HOUR
+        return round(self.prices.get(str(job.spec.get("flavor")), 0.0) + fixtures.JOB_FLAT_FEE_PER_HOUR, 6)
 
     def _meter(self, job: Job) -> Meter:
         return self.ledger.meter(self.ledger.jobs, job.key, self.price(job))
