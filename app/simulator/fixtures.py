@@ -6,7 +6,6 @@ so /_sim/prices and /_sim/quota can change it without touching these tables.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 # (vendor, region, accelerator, instanceType, instanceSize, numAccelerators, numCpus, memoryGb,
@@ -158,6 +157,3 @@ def router_models() -> dict[str, list[dict[str, Any]]]:
         for model, providers in _ROUTER.items()
     }
 
-
-def fresh(value: Any) -> Any:
-    return copy.deepcopy(value)

@@ -121,7 +121,11 @@ class SimulatorThread:
 
     def start(self) -> SimulatorThread:
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.sim.start(), self._loop).result(timeout=30)
+        try:
+            asyncio.run_coroutine_threadsafe(self.sim.start(), self._loop).result(timeout=30)
+        except BaseException:
+            self.stop()  # do not leave a loop thread behind a failed start
+            raise
         return self
 
     def stop(self) -> None:

@@ -7,13 +7,14 @@ import time
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from app.simulator import SimulatedHF
 from app.simulator.ca import client_ssl_context
 from tests.simulator.conftest import endpoint_body, eventually, sim_client, wait_state
 
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
-MESSAGES = [{"role": "user", "content": "hello"}]
+MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hello"}]
 
 
 async def running_endpoint(hf: httpx.AsyncClient, name: str, **overrides: object) -> str:
@@ -27,10 +28,10 @@ async def requests_seen(sim: SimulatedHF, name: str) -> dict[str, int]:
 
 async def test_openai_client_against_endpoint(sim_hf: SimulatedHF, hf: httpx.AsyncClient) -> None:
     url = await running_endpoint(hf, "chat")
-    async with httpx.AsyncClient(verify=client_ssl_context(sim_hf.ca_file)) as http:
+    async with openai.DefaultAsyncHttpxClient(verify=client_ssl_context(sim_hf.ca_file)) as http:
         client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=sim_hf.demo_token, http_client=http, max_retries=0)
         assert [m.id for m in (await client.models.list()).data] == [REPO]
-        stream = await client.chat.completions.create(model=REPO, messages=MESSAGES, stream=True,  # type: ignore[arg-type]
+        stream = await client.chat.completions.create(model=REPO, messages=MESSAGES, stream=True,
                                                       stream_options={"include_usage": True})
         chunks = [c async for c in stream]
         assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
@@ -68,7 +69,7 @@ async def test_scaled_to_zero_wakes_with_503_then_serves(sim_hf: SimulatedHF, hf
 
     first = await hf.post(f"{url}/v1/chat/completions", json={"model": REPO, "messages": MESSAGES})
     assert first.status_code == 503 and "error" in first.json()
-    assert (await hf.get("/v2/endpoint/demo-user/sleepy")).json()["status"]["state"] == "initializing"
+    assert (await hf.get("/v2/endpoint/demo-user/sleepy")).json()["status"]["state"] in ("initializing", "running")
     await wait_state(hf, "sleepy", "running")
     ok = await hf.post(f"{url}/v1/chat/completions", json={"model": REPO, "messages": MESSAGES})
     assert ok.status_code == 200 and ok.json()["model"] == REPO
@@ -95,9 +96,11 @@ async def test_scale_up_timeout_expiry(sim_hf: SimulatedHF, hf: httpx.AsyncClien
 
 async def test_idle_endpoint_scales_to_zero_itself(hf: httpx.AsyncClient) -> None:
     # scaleToZeroTimeout is in HF minutes: 1 minute = minute_s (0.2 s) here.
-    await running_endpoint(hf, "idle", compute={"scaling": {"minReplica": 0, "maxReplica": 1,
-                                                            "scaleToZeroTimeout": 1}})
+    await hf.post("/v2/endpoint/demo-user", json=endpoint_body(
+        "idle", compute={"scaling": {"minReplica": 0, "maxReplica": 1, "scaleToZeroTimeout": 1}}))
     await wait_state(hf, "idle", "scaledToZero", within=3)
+    book = await hf.get("/_sim/ledger")
+    assert [s["state"] for s in book.json()["endpoints"]["demo-user/idle"]["stretches"]] == ["initializing", "running"]
     await running_endpoint(hf, "always", compute={"scaling": {"minReplica": 1, "maxReplica": 1}})
 
 

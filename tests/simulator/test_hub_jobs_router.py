@@ -74,17 +74,19 @@ async def test_jobs_run_list_inspect_expose_cancel(sim_hf: SimulatedHF, hf: http
     basic = next(h for h in hardware if h["name"] == "cpu-basic")
     assert basic["unitCostMicroUSD"] == 167 and basic["unitLabel"] == "minute" and basic["accelerator"] is None
 
+    await sim_hf.control("POST", "/_sim/settings", {"job_scheduling_s": 30})  # hold it in SCHEDULING
     job = (await hf.post("/api/jobs/demo-user", json=JOB)).json()
     assert job["status"]["stage"] == "SCHEDULING" and job["owner"]["name"] == "demo-user"
     url = job["status"]["exposeUrls"][0]
     assert url == f"{sim_hf.base_url}/jobs-expose/{job['id']}--8000"
     assert (await hf.get(f"{url}/v1/models")).status_code == 503  # still scheduling
+    await sim_hf.control("POST", "/_sim/settings", {"job_scheduling_s": 0.05})
 
     async def running() -> bool:
         return bool((await job_stage(hf, job["id"]))["status"]["stage"] == "RUNNING")
 
     await eventually(running)
-    async with httpx.AsyncClient(verify=client_ssl_context(sim_hf.ca_file)) as http:
+    async with openai.DefaultAsyncHttpxClient(verify=client_ssl_context(sim_hf.ca_file)) as http:
         client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=sim_hf.demo_token, http_client=http, max_retries=0)
         assert [m.id for m in (await client.models.list()).data] == ["Qwen/Qwen2.5-0.5B-Instruct"]
         reply = await client.chat.completions.create(model="Qwen/Qwen2.5-0.5B-Instruct",
@@ -137,7 +139,7 @@ async def test_router(sim_hf: SimulatedHF, hf: httpx.AsyncClient) -> None:
     assert {p["provider"] for p in llama["providers"]} == {"together", "novita"}
     assert llama["providers"][0]["pricing"] == {"input": 0.18, "output": 0.18}
 
-    async with httpx.AsyncClient(verify=client_ssl_context(sim_hf.ca_file)) as http:
+    async with openai.DefaultAsyncHttpxClient(verify=client_ssl_context(sim_hf.ca_file)) as http:
         client = openai.AsyncOpenAI(base_url=sim_hf.router_url, api_key=sim_hf.demo_token, http_client=http,
                                     max_retries=0)
         stream = await client.chat.completions.create(

@@ -49,8 +49,10 @@ async def ledger(sim: SimulatedHF) -> dict[str, Any]:
 
 
 async def test_endpoint_billing_follows_states(sim_hf: SimulatedHF, hf: httpx.AsyncClient) -> None:
+    await sim_hf.control("POST", "/_sim/settings", {"pending_s": 30})  # hold it in pending while we look
     await hf.post("/v2/endpoint/demo-user", json=endpoint_body("billed"))
     assert (await ledger(sim_hf))["endpoints"]["demo-user/billed"]["stretches"] == []  # pending is free
+    await sim_hf.control("POST", "/_sim/settings", {"pending_s": 0.05})
     await wait_state(hf, "billed", "running")
     await hf.post("/v2/endpoint/demo-user/billed/pause")
     book = await ledger(sim_hf)
