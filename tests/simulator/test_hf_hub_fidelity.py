@@ -71,6 +71,9 @@ def test_endpoint_lifecycle(api: HfApi) -> None:
     endpoint.wait(timeout=10, refresh_every=0.05)  # type: ignore[arg-type]
     assert endpoint.status == "running" and endpoint.url is not None
 
+    reply = endpoint.client.chat_completion([{"role": "user", "content": "hi"}], model=REPO, max_tokens=4)
+    assert reply.choices[0].finish_reason == "length" and reply.choices[0].message.content
+
     fetched = api.get_inference_endpoint("fidelity")
     assert fetched.repository == REPO and fetched.type == "authenticated"
     assert [e.name for e in api.list_inference_endpoints()] == ["fidelity"]
