@@ -67,15 +67,14 @@ class PassThrough(StreamTranslator):
         self._splitter = _LineSplitter()
 
     def feed(self, chunk: bytes) -> bytes:
-        marker = b'"usage"' if self.api == "openai" else b'"done"'
-        if marker in chunk or self._splitter._carry:
-            for line in self._splitter.lines(chunk):
-                self._inspect(line)
+        # Splitting is one C call per chunk; only lines that can end the stream are parsed.
+        for line in self._splitter.lines(chunk):
+            self._inspect(line)
         return chunk
 
     def _inspect(self, line: bytes) -> None:
         if self.api == "openai":
-            if line == b"data: [DONE]":
+            if line.endswith(b"[DONE]"):
                 self.finished_cleanly = True
             elif line.startswith(b"data: ") and b'"usage"' in line:
                 usage = json.loads(line[6:]).get("usage")
@@ -89,10 +88,15 @@ class PassThrough(StreamTranslator):
 
 
 class OpenAIToOllama(StreamTranslator):
-    """SSE chunks from an OpenAI upstream become Ollama NDJSON."""
+    """SSE chunks from an OpenAI upstream become Ollama NDJSON.
+
+    Some OpenAI-compatible servers ignore ``stream_options.include_usage``; then
+    the number of content chunks stands in for the completion token count.
+    """
 
     def __init__(self, operation: Operation, model: str) -> None:
         super().__init__()
+        self._pieces = 0
         self.operation, self.model = operation, model
         self._splitter = _LineSplitter()
         self._finish_reason: str | None = None
@@ -121,6 +125,7 @@ class OpenAIToOllama(StreamTranslator):
                     else choice.get("text")
                 )
                 if text:
+                    self._pieces += 1
                     out += _ndjson(self._piece(text, done=False))
         return bytes(out)
 
@@ -134,6 +139,8 @@ class OpenAIToOllama(StreamTranslator):
         return base
 
     def _final(self) -> bytes:
+        if self.usage.completion_tokens is None:
+            self.usage.completion_tokens = self._pieces
         final = self._piece("", done=True)
         final.update(ollama_done_fields(self._finish_reason, self.usage, self._started))
         return _ndjson(final)

