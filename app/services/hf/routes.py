@@ -1,0 +1,57 @@
+"""Control routes under /_pairwise/v1/hf: how `pairwise hf ...` reaches the node's HfService.
+The token arrives once (login) and is never sent back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from app.services.errors import PairwiseError
+from app.services.hf.service import HfService
+
+Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    try:
+        data = await request.json()
+    except ValueError as exc:
+        raise PairwiseError(f"malformed JSON: {exc}", title="Bad request") from exc
+    if not isinstance(data, dict):
+        raise PairwiseError("the body must be a JSON object", title="Bad request")
+    return data
+
+
+def hf_routes(hf: HfService) -> list[Route]:
+    async def login(request: web.Request) -> web.Response:
+        token = (await json_body(request)).get("token")
+        if not isinstance(token, str):
+            raise PairwiseError("the body needs a 'token'", title="Bad request")
+        return web.json_response(await hf.login(token))
+
+    async def logout(request: web.Request) -> web.Response:
+        await hf.logout()
+        return web.json_response({"signed_in": False})
+
+    async def status(request: web.Request) -> web.Response:
+        return web.json_response(await hf.status())
+
+    async def catalog(request: web.Request) -> web.Response:
+        models = await hf.catalog(request.query.get("search") or None)
+        return web.json_response({"models": [m.to_json() for m in models]})
+
+    async def hardware(request: web.Request) -> web.Response:
+        rows = await hf.hardware(request.query.get("namespace") or None)
+        return web.json_response({"hardware": [r.to_json() for r in rows]})
+
+    async def endpoints(request: web.Request) -> web.Response:
+        namespace = await hf.namespace(request.query.get("namespace") or None)
+        found = await hf.client().list_endpoints(namespace)
+        return web.json_response({"endpoints": [e.summary() for e in found]})
+
+    return [
+        ("POST", "/hf/login", login), ("POST", "/hf/logout", logout), ("GET", "/hf/status", status),
+        ("GET", "/hf/catalog", catalog), ("GET", "/hf/hardware", hardware), ("GET", "/hf/endpoints", endpoints),
+    ]

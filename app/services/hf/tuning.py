@@ -1,0 +1,62 @@
+"""Timing knobs of the Hugging Face adapter, from the environment (fractions accepted everywhere).
+
+PAIRWISE_BILLING_MINUTE_S   real seconds in one billed minute (60; tests shorten it to match the
+                            simulator's minute_s so the meter and HF's ledger agree)
+PAIRWISE_HF_TIMEOUT_S       per-attempt timeout of a management call (20)
+PAIRWISE_HF_RETRIES         retries after a 429, 5xx, timeout or network error (4)
+PAIRWISE_HF_BACKOFF_S       first backoff; doubles per retry, capped (0.5)
+PAIRWISE_HF_POLL_STARTING_S state poll while an endpoint starts or wakes (min(2, minute/8))
+PAIRWISE_HF_POLL_STEADY_S   state poll while it is steady (min(30, minute/2))
+PAIRWISE_HF_STOP_TIMEOUT_S  how long pause-on-exit may take before the node stops anyway (15)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from app.services.errors import ConfigError
+
+
+def _env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={raw!r} is not a number") from exc
+    if value < minimum or value != value:
+        raise ConfigError(f"{name} must be at least {minimum:g}")
+    return value
+
+
+@dataclass(frozen=True)
+class HfTuning:
+    billing_minute_s: float = 60.0
+    request_timeout_s: float = 20.0
+    retries: int = 4
+    backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+    poll_starting_s: float = 2.0
+    poll_steady_s: float = 30.0
+    stop_timeout_s: float = 15.0
+
+    @property
+    def budget_tick_s(self) -> float:
+        """How often the budget is checked against the local meter (no HF call): 8 times a billed minute."""
+        return self.billing_minute_s / 8
+
+    @classmethod
+    def from_env(cls) -> HfTuning:
+        minute = _env_float("PAIRWISE_BILLING_MINUTE_S", 60.0, minimum=0.001)
+        return cls(
+            billing_minute_s=minute,
+            request_timeout_s=_env_float("PAIRWISE_HF_TIMEOUT_S", 20.0, minimum=0.01),
+            retries=int(_env_float("PAIRWISE_HF_RETRIES", 4)),
+            backoff_s=_env_float("PAIRWISE_HF_BACKOFF_S", 0.5),
+            max_backoff_s=_env_float("PAIRWISE_HF_MAX_BACKOFF_S", 30.0),
+            poll_starting_s=_env_float("PAIRWISE_HF_POLL_STARTING_S", min(2.0, minute / 8), minimum=0.001),
+            poll_steady_s=_env_float("PAIRWISE_HF_POLL_STEADY_S", min(30.0, minute / 2), minimum=0.001),
+            stop_timeout_s=_env_float("PAIRWISE_HF_STOP_TIMEOUT_S", 15.0, minimum=0.1),
+        )
