@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -10,7 +10,7 @@ import pytest
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.tuning import HfTuning
 from app.settings import HuggingFaceUrls
-from app.simulator import SimSettings, SimulatedHF
+from app.simulator import SimSettings, SimulatedHF, SimulatorThread
 
 FAST = {"pending_s": 0.05, "initializing_s": 0.15, "job_scheduling_s": 0.05, "minute_s": 0.2}
 # Retries fast enough for tests; a "timeout" fault is given up on after 0.3 s.
@@ -25,7 +25,7 @@ def urls_of(sim: SimulatedHF) -> HuggingFaceUrls:
 
 def sim_env(sim: Any, minute_s: float) -> dict[str, str]:
     """Environment for a node subprocess that talks to ``sim`` (SimulatedHF or the `info()` dict)."""
-    info = sim if isinstance(sim, dict) else sim.info()
+    info = sim if isinstance(sim, dict) else (sim.sim if isinstance(sim, SimulatorThread) else sim).info()
     return {
         "PAIRWISE_CA_FILE": str(info["ca_file"]), "PAIRWISE_HF_ENDPOINTS_URL": info["endpoints_url"],
         "PAIRWISE_HF_HUB_URL": info["hub_url"], "PAIRWISE_HF_CATALOG_URL": info["catalog_url"],
@@ -55,3 +55,14 @@ async def hf(sim_hf: SimulatedHF) -> AsyncIterator[HuggingFaceClient]:
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+def sim_thread() -> Iterator[SimulatorThread]:
+    """A simulator on its own thread, for tests that drive node processes synchronously."""
+    with SimulatorThread(SimSettings(**FAST)) as thread:  # type: ignore[arg-type]
+        yield thread
+
+
+def demo_login(node: Any, sim: SimulatorThread) -> None:
+    node.cli("hf", "login", "--token-stdin", stdin=sim.demo_token + "\n")
