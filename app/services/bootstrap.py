@@ -5,10 +5,12 @@ from __future__ import annotations
 from app.home import Home
 from app.services.hf import attach_hf
 from app.services.node import Node
+from app.services.rented import attach_rented
 
 
 def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | None = None,
                name: str | None = None, mdns: bool | None = None) -> Node:
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
+    attach_rented(node)
     attach_hf(node)
     return node

@@ -117,10 +117,10 @@ class InferenceService:
         return {"X-Pairwise-Node": self.node_name}
 
     async def plan_for(self, model: str, caller: Caller) -> Plan:
-        plan = build_plan(model, self.registry.all(local_only=caller.local_only))
+        plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller)
         if not plan.candidates and not plan.refused:
             await self._refresh_stale()
-            plan = build_plan(model, self.registry.all(local_only=caller.local_only))
+            plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller)
         return plan
 
     def available_models(self, caller: Caller) -> list[str]:

@@ -76,6 +76,7 @@ class Node:
         self.stop_last: list[StopHook] = []
         self.start_hooks: list[StopHook] = []
         self.fact_providers: list[Callable[[], list[dict[str, Any]]]] = []
+        self.shared_fact_providers: list[Callable[[], list[dict[str, Any]]]] = []  # rows peers may see
         self.frontdoor_address = ""
         self.started_at = 0.0
         self._runner: web.AppRunner | None = None

@@ -88,6 +88,11 @@ class Upstream(ABC):
         """Why this upstream may not serve now, or None."""
         return None
 
+    def ineligible_reason_for(self, caller: Any) -> str | None:
+        """Why this upstream may not serve this caller (an ``inference.Caller``), or None.
+        Rented nodes refine it (sharing off for peers, off-LAN denied); others defer to ``ineligible_reason``."""
+        return self.ineligible_reason()
+
     def policy(self) -> str | None:
         """Routing policy of a rented upstream; None for LAN upstreams."""
         return None

@@ -15,6 +15,7 @@ say which nodes were considered and why they were not used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.services.backends.base import Upstream
 
@@ -33,14 +34,14 @@ def is_busy(upstream: Upstream) -> bool:
     return upstream.in_flight >= upstream.capacity
 
 
-def build_plan(model: str, upstreams: list[Upstream]) -> Plan:
+def build_plan(model: str, upstreams: list[Upstream], caller: Any = None) -> Plan:
     plan = Plan(model)
     lan: list[Upstream] = []
     rented: list[Upstream] = []
     for upstream in upstreams:
         if upstream.upstream_model(model) is None:
             continue
-        reason = upstream.ineligible_reason()
+        reason = upstream.ineligible_reason() if caller is None else upstream.ineligible_reason_for(caller)
         if reason:
             plan.refused.append((upstream.display_name(), reason))
             continue

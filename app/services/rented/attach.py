@@ -1,0 +1,43 @@
+"""``attach_rented(node)``: gives a node its rented nodes (called once in bootstrap.build_node).
+
+Wires the ``RentedManager`` into the node's extension points: start hook (load and probe),
+stop-first hook (pause on sponsor exit, while the network is still up), stop-last hook,
+``fact_providers`` (rows for ``pairwise nodes``), ``shared_fact_providers`` (what peers may
+see), and the /rented control routes. ``rented_of(node)`` finds the manager again (for the
+HF adapter: ``rented_of(node).hooks.before_route.append(...)``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from app.services.rented.manager import RentedManager
+from app.services.rented.meter import CostMeter
+from app.services.rented.routes import control_routes
+from app.services.rented.store import RentedStore
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+METER_FILE = "rented_meter.json"
+
+
+def attach_rented(node: Node) -> RentedManager:
+    manager = RentedManager(
+        store=RentedStore.of(node.home), secrets=node.secrets, registry=node.registry, bus=node.bus,
+        sponsor_name=node.name, sponsor_id=node.node_id, extra_ca=node.extra_ca,
+        meter=CostMeter(node.home.root / METER_FILE), jobs=node.jobs, replicators=node.tracker.replicators,
+    )
+    node.rented = manager  # type: ignore[attr-defined]
+    node.start_hooks.append(manager.start)
+    node.stop_first.append(("rented: pause on sponsor exit", manager.on_sponsor_exit))
+    node.stop_last.append(manager.stop)
+    node.fact_providers.append(manager.node_rows)
+    node.shared_fact_providers.append(manager.shared_facts)
+    node.extra_control_routes.extend(control_routes(manager))
+    return manager
+
+
+def rented_of(node: Any) -> RentedManager | None:
+    manager = getattr(node, "rented", None)
+    return manager if isinstance(manager, RentedManager) else None

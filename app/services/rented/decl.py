@@ -1,0 +1,227 @@
+"""A rented node's declaration, in the shape of the feature request's YAML.
+
+    rented_node:
+      name: hf-l40s
+      provider: huggingface-endpoint   # huggingface-job | huggingface-router | openai-compatible
+      url: https://xyz.us-east-1.aws.endpoints.huggingface.cloud   # or endpoint: ns/name (HF adapter)
+      endpoint: <namespace>/<endpoint-name>
+      credential: os-credential-store:pair/hf    # a reference only; the token itself is never declared
+      share_with_cluster: false
+      routing: {use: when-no-local-node}        # overflow | prefer | never
+      timeouts: {cold_start_s: 600}             # 600 for huggingface-endpoint, 120 otherwise
+      lifecycle: {managed: true, wake_on_request: true, idle_pause_min: 15, pause_on_sponsor_exit: true}
+      budget: {usd_per_day: 10, usd_per_month: 100}
+      models: [HuggingFaceTB/SmolLM2-135M-Instruct]   # used when the endpoint has no /v1/models
+      allow_models: []                          # optional allowlist; empty = whatever it serves
+      gpu: "1x L40S 48 GB"
+      price_per_hour: 1.8
+      ca_file: /path/to/extra-ca.pem            # extra trust root for this node only
+
+Every number accepts fractions. Public API:
+
+- ``RentedDecl`` (pydantic; unknown keys ignored) and its parts ``Routing``, ``Timeouts``,
+  ``Lifecycle``, ``Budget``.
+- ``validate_decl(data) -> RentedDecl``: pydantic validation plus the URL rules, raising
+  ``ConfigError`` (a field is wrong) or ``RefusedError`` (a URL rule; the message names the rule).
+- ``check_url(url) -> str``: the URL rules alone, returns the normalised base URL (no trailing
+  ``/`` or ``/v1``: request paths such as ``/v1/chat/completions`` are appended to it).
+- ``declarations_from(obj) -> list[dict]``: the declarations in a parsed YAML/JSON document
+  (``rented_node: {...}``, ``rented_nodes: [...]``, a list, or one bare declaration).
+- ``apply_changes(decl, changes) -> RentedDecl``: a validated copy with dotted or nested changes
+  (``{"routing.use": "prefer"}`` or ``{"routing": {"use": "prefer"}}``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from app.services.errors import ConfigError, RefusedError
+
+Provider = Literal["huggingface-endpoint", "huggingface-job", "huggingface-router", "openai-compatible"]
+Policy = Literal["when-no-local-node", "overflow", "prefer", "never"]
+PROVIDERS: tuple[str, ...] = ("huggingface-endpoint", "huggingface-job", "huggingface-router", "openai-compatible")
+POLICIES: tuple[str, ...] = ("when-no-local-node", "overflow", "prefer", "never")
+LABEL = "Rented · off-LAN"
+HF_ENDPOINT_COLD_START_S = 600.0
+DEFAULT_COLD_START_S = 120.0
+# A reference to where the credential lives is fine in a declaration; a credential is not.
+CREDENTIAL_REFERENCE_PREFIXES = ("os-credential-store:", "keyring:")
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Routing(_Part):
+    use: Policy = "when-no-local-node"
+
+
+class Timeouts(_Part):
+    cold_start_s: float = Field(default=DEFAULT_COLD_START_S, gt=0)
+
+
+class Lifecycle(_Part):
+    managed: bool = False
+    wake_on_request: bool = False
+    idle_pause_min: float | None = Field(default=None, gt=0)
+    pause_on_sponsor_exit: bool = True
+
+
+class Budget(_Part):
+    usd_per_day: float | None = Field(default=None, ge=0)
+    usd_per_month: float | None = Field(default=None, ge=0)
+
+
+class RentedDecl(_Part):
+    name: str
+    provider: Provider = "openai-compatible"
+    url: str | None = None
+    endpoint: str | None = None
+    credential: str | None = None  # reference only (validated below); never the token
+    share_with_cluster: bool = False
+    routing: Routing = Field(default_factory=Routing)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    lifecycle: Lifecycle = Field(default_factory=Lifecycle)
+    budget: Budget = Field(default_factory=Budget)
+    models: list[str] = Field(default_factory=list)
+    allow_models: list[str] = Field(default_factory=list)
+    gpu: str | None = None
+    price_per_hour: float | None = Field(default=None, ge=0)
+    ca_file: str | None = None
+    capacity: int = Field(default=4, ge=1)
+    has_credential: bool = False  # whether the keyring holds a token for it (set by the manager)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        timeouts = dict(data.get("timeouts") or {})
+        if "cold_start_s" in data:  # flat spelling, as the CLI sends it
+            timeouts["cold_start_s"] = data.pop("cold_start_s")
+        if timeouts.get("cold_start_s") is None:
+            hf_endpoint = data.get("provider") == "huggingface-endpoint"
+            timeouts["cold_start_s"] = HF_ENDPOINT_COLD_START_S if hf_endpoint else DEFAULT_COLD_START_S
+        data["timeouts"] = timeouts
+        if "use" in data:
+            data["routing"] = {**dict(data.get("routing") or {}), "use": data.pop("use")}
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str) -> str:
+        if not value or any(c in value for c in " /\\:") or len(value) > 64:
+            raise ValueError("rented node name must be 1-64 characters without spaces, slashes or colons")
+        return value
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint_ok(cls, value: str | None) -> str | None:
+        if value is not None and (value.count("/") != 1 or not all(value.split("/"))):
+            raise ValueError("endpoint must be NAMESPACE/NAME")
+        return value
+
+    @field_validator("credential")
+    @classmethod
+    def _credential_is_reference(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(CREDENTIAL_REFERENCE_PREFIXES):
+            # Never echo the value: it may be a token pasted by mistake.
+            raise ValueError("a declaration may only name where the credential lives "
+                             "(os-credential-store:...); give the token with --token-stdin")
+        return value
+
+    @field_validator("models", "allow_models")
+    @classmethod
+    def _clean_names(cls, value: list[str]) -> list[str]:
+        return [m.strip() for m in value if m and m.strip()]
+
+    @property
+    def policy(self) -> str:
+        return self.routing.use
+
+    @property
+    def cold_start_s(self) -> float:
+        return self.timeouts.cold_start_s
+
+    def public_json(self) -> dict[str, Any]:
+        """The declaration as stored and shown locally (it never holds a token)."""
+        return self.model_dump(mode="json")
+
+
+def check_url(url: str) -> str:
+    """Apply the URL rules; return the normalised base URL or raise RefusedError naming the rule."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("https", "http"):
+        raise RefusedError(f"refused URL {url!r}: rule 'https only': a rented node is reached over https://")
+    if not parts.hostname:
+        raise RefusedError(f"refused URL {url!r}: rule 'a URL has a host': no host in it")
+    if parts.username or parts.password:
+        raise RefusedError("refused URL: rule 'no credential in a URL': give the token with --token-stdin; "
+                           "it goes to the OS keyring")
+    if parts.query or parts.fragment:
+        raise RefusedError(f"refused URL {parts.scheme}://{parts.netloc}{parts.path}: rule 'a base URL has no "
+                           "query or fragment'")
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname):
+        raise RefusedError(f"refused URL {url!r}: rule 'http:// only for loopback hosts': {parts.hostname} is not "
+                           "loopback, so use https:// (verified against the system trust store and your CA file)")
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def is_loopback_host(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def validate_decl(data: dict[str, Any]) -> RentedDecl:
+    try:
+        decl = RentedDecl.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'declaration'}: {e['msg']}" for e in exc.errors())
+        name = data.get("name") if isinstance(data, dict) else None
+        raise ConfigError(f"invalid rented node {name or ''}: {problems}".replace("  ", " ")) from exc
+    if decl.url is not None:
+        decl.url = check_url(decl.url)
+    elif not decl.endpoint:
+        raise ConfigError(f"rented node {decl.name}: give a url (or, for a Hugging Face endpoint, endpoint: NS/NAME)")
+    elif decl.provider != "huggingface-endpoint":
+        raise ConfigError(f"rented node {decl.name}: 'endpoint' without a url works only for provider "
+                          "huggingface-endpoint; give a url")
+    return decl
+
+
+def declarations_from(obj: Any) -> list[dict[str, Any]]:
+    if isinstance(obj, dict) and "rented_node" in obj:
+        obj = obj["rented_node"]
+    elif isinstance(obj, dict) and "rented_nodes" in obj:
+        obj = obj["rented_nodes"]
+    items = obj if isinstance(obj, list) else [obj]
+    if not items or not all(isinstance(i, dict) for i in items):
+        raise ConfigError("the file holds no rented node declaration (expected rented_node: {...}, "
+                          "rented_nodes: [...], or a list of declarations)")
+    return [dict(i) for i in items]
+
+
+def apply_changes(decl: RentedDecl, changes: dict[str, Any]) -> RentedDecl:
+    data = decl.model_dump(mode="json")
+    for key, value in changes.items():
+        target = data
+        *path, last = key.split(".")
+        for part in path:
+            target = target.setdefault(part, {})
+        if isinstance(value, dict) and isinstance(target.get(last), dict):
+            target[last] = {**target[last], **value}
+        else:
+            target[last] = value
+    return validate_decl(data)

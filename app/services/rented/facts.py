@@ -1,0 +1,68 @@
+"""What a rented node looks like in node lists: on its sponsor, and to peers.
+
+``shared_fact(node)`` is everything a peer may learn about a rented node; it never
+carries the URL, the endpoint's name or the token. ``local_row(node, totals)`` adds
+what only the sponsor shows (URL, endpoint, costs, errors).
+
+For the cluster: ``peer_refusal(fact, caller)`` says why a peer's rented row (as
+received from its sponsor) may not serve a caller on this node, or None. A peer node
+can use it to refuse early with the sponsor's words ("sharing is off") instead of
+relaying a request the sponsor would refuse anyway.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from app.services.rented.decl import LABEL
+
+if TYPE_CHECKING:
+    from app.services.rented.upstream import RentedUpstream
+
+
+def eligibility(node: RentedUpstream) -> tuple[bool, str | None]:
+    reason = node.ineligible_reason()
+    if reason is None and node.policy() == "never":
+        reason = "routing policy is 'never'"
+    return reason is None, reason
+
+
+def shared_fact(node: RentedUpstream) -> dict[str, Any]:
+    state, state_reason = node.status()
+    eligible, reason = eligibility(node)
+    return {
+        "id": node.node_id, "name": node.name, "kind": "rented", "label": LABEL,
+        "provider": node.decl.provider, "gpu": node.decl.gpu, "state": state,
+        "price_per_hour": node.decl.price_per_hour, "sponsor": node.sponsor_name, "sponsor_id": node.sponsor_id,
+        "shared": node.decl.share_with_cluster, "policy": node.decl.policy, "eligible": eligible,
+        "reason": reason or state_reason, "models": node.served_names(), "off_lan": True,
+        "online": state in ("eligible", "cold") or (eligible and state in ("paused", "starting")),
+        "in_flight": node.in_flight, "capacity": node.capacity, "cold_start_s": node.decl.cold_start_s,
+        "warning": node.warning,
+    }
+
+
+def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
+    decl = node.decl
+    return {
+        **shared_fact(node),
+        "url": decl.url, "endpoint": decl.endpoint, "hf_state": node.hf_state, "hf_message": node.hf_message,
+        "has_credential": node.has_token, "credential_error": node.credential_error,
+        "last_error": node.last_error, "allow_models": decl.allow_models,
+        "lifecycle": decl.lifecycle.model_dump(), "budget": decl.budget.model_dump(),
+        "cost": {k: totals[k] for k in ("session_usd", "day_usd", "month_usd")},
+        "ca_file": decl.ca_file,
+    }
+
+
+def peer_refusal(fact: dict[str, Any], caller: Any) -> str | None:
+    """Why the rented node described by ``fact`` (a peer's shared fact) may not serve ``caller`` here."""
+    name, sponsor = fact.get("name"), fact.get("sponsor")
+    if not fact.get("shared"):
+        return (f"rented node {name} is not shared: sharing with the cluster is off on its sponsor {sponsor}, "
+                f"so only callers on {sponsor} may use it")
+    if not getattr(caller, "allow_off_lan", True):
+        return f"off-LAN routing is denied for this caller (setting off_lan: deny), and {name} is off-LAN"
+    if not fact.get("eligible"):
+        return str(fact.get("reason") or "not eligible on its sponsor")
+    return None

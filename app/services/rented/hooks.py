@@ -1,0 +1,84 @@
+"""Hooks for lifecycle controllers (the Hugging Face adapter, or any other provider's).
+
+A controller registers callables on ``RentedManager.hooks``; Pairwise calls them:
+
+- ``before_route``: ``async (node: RentedUpstream) -> None``, awaited before a request is sent
+  to ``node`` (only when the list is non-empty), within the node's cold-start budget. For wake on
+  request: a paused managed node with ``lifecycle.wake_on_request`` is eligible as soon as a hook is
+  registered, and the hook resumes it (then ``node.set_hf_state(...)``); the request itself then
+  waits out the cold start (X-Scale-Up-Timeout and 503 retries). Raise ``UpstreamError`` to fail
+  over instead (e.g. the resume was refused).
+- ``on_workload_finished``: ``(node, job: dict) -> None`` after each workload the node served ends,
+  with its record (``cost_usd`` filled in). For idle timers.
+- ``on_budget_reached``: ``async (node, reason: str) -> None`` once when a budget cap is reached
+  (the node is already ineligible with ``reason``); pause the endpoint here.
+- ``on_sponsor_exit``: ``async (node) -> None`` for each node with ``pause_on_sponsor_exit``, run
+  first when the sponsor stops (while the network is still up).
+- ``on_detach``: ``async (node) -> None`` before a node is detached.
+- ``resolvers``: ``async (decl: RentedDecl, token: str | None) -> RentedDecl``; called on attach,
+  apply and start for a ``huggingface-endpoint`` declared by ``endpoint: NS/NAME``: fill ``url``,
+  ``gpu``, ``price_per_hour`` from the provider's API (and set state through the manager after).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.services.errors import UpstreamError
+
+if TYPE_CHECKING:
+    from app.services.rented.decl import RentedDecl
+    from app.services.rented.upstream import RentedUpstream
+
+log = logging.getLogger(__name__)
+
+NodeHook = Callable[["RentedUpstream"], Awaitable[None]]
+FinishedHook = Callable[["RentedUpstream", dict[str, Any]], None]
+BudgetHook = Callable[["RentedUpstream", str], Awaitable[None]]
+Resolver = Callable[["RentedDecl", "str | None"], Awaitable["RentedDecl"]]
+
+
+@dataclass
+class LifecycleHooks:
+    before_route: list[NodeHook] = field(default_factory=list)
+    on_workload_finished: list[FinishedHook] = field(default_factory=list)
+    on_budget_reached: list[BudgetHook] = field(default_factory=list)
+    on_sponsor_exit: list[NodeHook] = field(default_factory=list)
+    on_detach: list[NodeHook] = field(default_factory=list)
+    resolvers: list[Resolver] = field(default_factory=list)
+    # Set by the manager: called when a request's first byte arrived (starts the cost meter).
+    began: Callable[[RentedUpstream, str], None] = lambda node, job_id: None
+
+    async def run_before_route(self, node: RentedUpstream, budget_s: float) -> None:
+        try:
+            async with asyncio.timeout(max(budget_s, 0.001)):
+                for hook in list(self.before_route):
+                    await hook(node)
+        except TimeoutError:
+            raise UpstreamError(f"rented node {node.name} did not wake within its cold-start budget of "
+                                f"{node.decl.cold_start_s:g} s") from None
+
+    def workload_finished(self, node: RentedUpstream, job: dict[str, Any]) -> None:
+        for hook in list(self.on_workload_finished):
+            try:
+                hook(node, job)
+            except Exception as exc:  # a controller's bug must not break the request path
+                log.warning("on_workload_finished hook failed for %s: %s", node.name, exc)
+
+    async def run_each(self, hooks: list[NodeHook], node: RentedUpstream, what: str) -> None:
+        for hook in list(hooks):
+            try:
+                await hook(node)
+            except Exception as exc:
+                log.warning("%s hook failed for %s: %s", what, node.name, exc)
+
+    async def budget_reached(self, node: RentedUpstream, reason: str) -> None:
+        for hook in list(self.on_budget_reached):
+            try:
+                await hook(node, reason)
+            except Exception as exc:
+                log.warning("on_budget_reached hook failed for %s: %s", node.name, exc)

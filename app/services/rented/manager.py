@@ -1,0 +1,314 @@
+"""``RentedManager``: the sponsor's rented nodes — declarations, credentials, live upstreams.
+
+Public API (all names by rented-node name):
+
+- ``await attach(data, token) -> dict``: validate (URL rules, fields), resolve an HF endpoint
+  declared by ``endpoint`` (through ``hooks.resolvers``), probe it, refuse if it rejects the
+  credential, then store the token in the keyring (``rented:<name>`` under the sponsor's
+  namespace) and the declaration in ``rented.json``. Returns ``show(name)``.
+- ``await apply(items, token) -> list[dict]``: attach new declarations, replace existing ones.
+- ``await set(name, changes, token=None) -> dict``: change fields (dotted or nested keys, see
+  ``decl.apply_changes``); a new token replaces the stored one.
+- ``await detach(name)``: forget the node and delete its token from the keyring.
+- ``list() -> list[dict]``, ``show(name) -> dict``: local rows (URL included; never the token).
+- ``get(name) -> RentedUpstream`` and ``nodes``: the live nodes, whose state fields a lifecycle
+  controller drives (``set_hf_state``, ``block_reason``); ``changed(reason)`` tells everyone.
+- ``shared_facts() -> list[dict]``: what peers may see (no URL, no token).
+- ``node_rows() -> list[dict]``: rows for ``pairwise nodes`` on this node.
+- ``hooks``: ``LifecycleHooks`` (before_route, on_workload_finished, on_budget_reached,
+  on_sponsor_exit, on_detach, resolvers); ``meter``: the ``CostMeter``.
+- ``await start()``, ``await stop()``, ``await on_sponsor_exit()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from app.services.errors import ConfigError, CredentialError, NotFound
+from app.services.events import Event, EventBus, notice
+from app.services.jobs.records import Workload
+from app.services.jobs.store import JobStore
+from app.services.outbound import ca_files, outbound_ssl_context
+from app.services.rented.decl import RentedDecl, apply_changes, validate_decl
+from app.services.rented.facts import local_row, shared_fact
+from app.services.rented.hooks import LifecycleHooks
+from app.services.rented.meter import CostMeter
+from app.services.rented.probe import PUBLIC_WARNING
+from app.services.rented.store import RentedStore, secret_key
+from app.services.rented.upstream import RentedUpstream
+from app.services.routing.registry import UpstreamRegistry
+from app.services.secrets import SecretStore
+
+log = logging.getLogger(__name__)
+REFRESH_EVERY_S = 30.0
+START_PROBE_WAIT_S = 5.0
+# Fields whose change needs a new HTTP client or a new probe.
+_CONNECTION_FIELDS = ("url", "ca_file", "provider")
+
+
+class RentedManager:
+    def __init__(self, *, store: RentedStore, secrets: SecretStore, registry: UpstreamRegistry, bus: EventBus,
+                 sponsor_name: str, sponsor_id: str, extra_ca: tuple[str, ...] = (), meter: CostMeter | None = None,
+                 jobs: JobStore | None = None, replicators: list[Callable[[Workload], None]] | None = None) -> None:
+        self.store, self.secrets, self.registry, self.bus = store, secrets, registry, bus
+        self.sponsor_name, self.sponsor_id, self.extra_ca = sponsor_name, sponsor_id, extra_ca
+        self.meter = meter or CostMeter()
+        self.jobs = jobs
+        self.replicators = replicators if replicators is not None else []
+        self.hooks = LifecycleHooks()
+        self.hooks.began = self._began
+        self.nodes: dict[str, RentedUpstream] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._unsubscribe = bus.on(self._on_event)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        for decl in self.store.load():
+            token = self.secrets.get(secret_key(decl.name)) if decl.has_credential else None
+            try:
+                decl = await self._resolve(decl, token)
+            except Exception as exc:  # one broken declaration must not keep the node from starting
+                log.warning("rented node %s not resolved: %s", decl.name, exc)
+            self._install(self._make(decl, token))
+        # Probe before the front door opens, but never hold the node's start for a slow endpoint.
+        first = asyncio.ensure_future(self.refresh_all())
+        self._pending.add(first)
+        first.add_done_callback(self._pending.discard)
+        await asyncio.wait({first}, timeout=START_PROBE_WAIT_S)
+        self._task = asyncio.create_task(self._refresh_loop(), name="rented-refresh")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+        self._unsubscribe()
+        for node in self.nodes.values():
+            await node.aclose()
+
+    async def on_sponsor_exit(self) -> None:
+        for node in list(self.nodes.values()):
+            if node.decl.lifecycle.pause_on_sponsor_exit and node.decl.lifecycle.managed:
+                await self.hooks.run_each(self.hooks.on_sponsor_exit, node, "on_sponsor_exit")
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await asyncio.sleep(REFRESH_EVERY_S)
+            await self.refresh_all()
+
+    async def refresh_all(self) -> None:
+        before = [shared_fact(n) for n in self.nodes.values()]
+        await asyncio.gather(*(n.probe() for n in list(self.nodes.values())), return_exceptions=True)
+        for node in list(self.nodes.values()):
+            self._check_budget(node)
+        if before != [shared_fact(n) for n in self.nodes.values()]:
+            self.changed("rented nodes refreshed")
+
+    def changed(self, reason: str) -> None:
+        self.bus.publish("node_changed", node=self.sponsor_name, reason=reason)
+
+    # -- declarations ----------------------------------------------------------------------------------------
+
+    def get(self, name: str) -> RentedUpstream:
+        node = self.nodes.get(name)
+        if node is None:
+            raise NotFound(f"no rented node named {name!r}")
+        return node
+
+    def _make(self, decl: RentedDecl, token: str | None) -> RentedUpstream:
+        node = RentedUpstream(decl, sponsor_name=self.sponsor_name, sponsor_id=self.sponsor_id, token=token,
+                              extra_ca=self.extra_ca, hooks=self.hooks)
+        self.meter.set_price(decl.name, decl.price_per_hour)
+        return node
+
+    def _install(self, node: RentedUpstream) -> None:
+        self.nodes[node.name] = node
+        self.registry.add(node)
+
+    async def _resolve(self, decl: RentedDecl, token: str | None) -> RentedDecl:
+        if decl.url or not decl.endpoint:
+            return decl
+        if not self.hooks.resolvers:
+            raise ConfigError(f"rented node {decl.name}: finding the URL of endpoint {decl.endpoint} needs the "
+                              "Hugging Face adapter; give --url instead")
+        for resolver in self.hooks.resolvers:
+            decl = await resolver(decl, token)
+        return validate_decl(decl.model_dump(mode="json"))
+
+    def _check_ca(self, decl: RentedDecl) -> None:
+        outbound_ssl_context(ca_files(*self.extra_ca, decl.ca_file))  # raises ConfigError naming the file
+
+    def _save(self) -> None:
+        self.store.save([n.decl for n in self.nodes.values()])
+
+    async def attach(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+        decl = validate_decl({**data, "has_credential": bool(token)})
+        if decl.name in self.nodes:
+            raise ConfigError(f"a rented node named {decl.name!r} is already attached; change it with "
+                              f"'pairwise rented set {decl.name}' or detach it first")
+        self._check_ca(decl)
+        decl = await self._resolve(decl, token)
+        node = self._make(decl, token)
+        result = await node.probe()
+        if result.credential_error:
+            await node.aclose()
+            hint = "the token given" if token else "no token (give one with --token-stdin)"
+            raise CredentialError(f"refused to attach {decl.name}: the endpoint refused {hint}: "
+                                  f"{result.credential_error}", title="Credential refused")
+        if token:
+            self.secrets.set(secret_key(decl.name), token)
+        self._install(node)
+        self._save()
+        self._announce(node, "attached")
+        return self.show(decl.name)
+
+    async def apply(self, items: list[dict[str, Any]], token: str | None) -> list[dict[str, Any]]:
+        out = []
+        for data in items:
+            name = data.get("name")
+            if isinstance(name, str) and name in self.nodes:
+                out.append(await self._replace(name, data, token))
+            else:
+                out.append(await self.attach(data, token))
+        return out
+
+    async def _replace(self, name: str, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+        old = self.get(name)
+        decl = validate_decl({**data, "has_credential": bool(token) or old.decl.has_credential})
+        return await self._update(old, decl, token)
+
+    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+        old = self.get(name)
+        if "name" in changes and changes["name"] != name:
+            raise ConfigError("a rented node cannot be renamed; detach it and attach it again")
+        decl = apply_changes(old.decl, {**changes, "has_credential": bool(token) or old.decl.has_credential})
+        return await self._update(old, decl, token)
+
+    async def _update(self, old: RentedUpstream, decl: RentedDecl, token: str | None) -> dict[str, Any]:
+        self._check_ca(decl)
+        reconnect = token is not None or any(getattr(decl, f) != getattr(old.decl, f) for f in _CONNECTION_FIELDS)
+        if decl.endpoint != old.decl.endpoint or (decl.endpoint and not decl.url):
+            decl = await self._resolve(decl, token or (self.secrets.get(secret_key(decl.name))
+                                                        if decl.has_credential else None))
+        if reconnect:
+            current = token or (self.secrets.get(secret_key(decl.name)) if decl.has_credential else None)
+            node = self._make(decl, current)
+            node.hf_state, node.hf_message, node.block_reason = old.hf_state, old.hf_message, old.block_reason
+            result = await node.probe()
+            if result.credential_error:
+                await node.aclose()
+                raise CredentialError(f"refused to change {decl.name}: the endpoint refused the credential: "
+                                      f"{result.credential_error}", title="Credential refused")
+            if token:
+                self.secrets.set(secret_key(decl.name), token)
+            self.registry.remove(old.key)
+            await old.aclose()
+            self._install(node)
+        else:
+            old.update_decl(decl)
+            self.meter.set_price(decl.name, decl.price_per_hour)
+            node = old
+        self._check_budget(node)
+        self._save()
+        self._announce(node, "changed")
+        return self.show(decl.name)
+
+    async def detach(self, name: str) -> None:
+        node = self.get(name)
+        await self.hooks.run_each(self.hooks.on_detach, node, "on_detach")
+        self.nodes.pop(name)
+        self.registry.remove(node.key)
+        await node.aclose()
+        self.secrets.delete(secret_key(name))
+        self.meter.forget(name)
+        self._save()
+        self.changed(f"rented node {name} detached")
+
+    def _announce(self, node: RentedUpstream, what: str) -> None:
+        self.changed(f"rented node {node.name} {what}")
+        if node.public:
+            self.bus.emit(notice(f"{node.name} is open to anyone",
+                                 f"Rented node {node.name} {PUBLIC_WARNING}.", level="warning", node=node.name))
+
+    # -- views -----------------------------------------------------------------------------------------------
+
+    def show(self, name: str) -> dict[str, Any]:
+        node = self.get(name)
+        return local_row(node, self.meter.totals(name))
+
+    def list(self) -> builtins.list[dict[str, Any]]:
+        return [self.show(name) for name in sorted(self.nodes)]
+
+    def shared_facts(self) -> builtins.list[dict[str, Any]]:
+        return [shared_fact(self.nodes[name]) for name in sorted(self.nodes)]
+
+    def node_rows(self) -> builtins.list[dict[str, Any]]:
+        return self.shared_facts()
+
+    # -- cost, budget and off-LAN notices --------------------------------------------------------------------
+
+    def _began(self, node: RentedUpstream, job_id: str) -> None:
+        self.meter.begin(node.name, job_id, node.decl.price_per_hour)
+
+    def _on_event(self, event: Event) -> None:
+        if event.kind not in ("workload_running", "workload_finished"):
+            return
+        job = event.data.get("job") or {}
+        if event.kind == "workload_running":
+            if job.get("off_lan") and job.get("origin_node_id") == self.sponsor_id:
+                self.bus.publish("off_lan_prompt", job_id=job.get("id"), model=job.get("model"),
+                                 rented_node=job.get("rented_node"), requester=job.get("requester"),
+                                 serving_node=job.get("serving_node"), origin_node=job.get("origin_node"))
+            return
+        node = self.nodes.get(job.get("rented_node") or "")
+        if node is None or job.get("serving_node_id") != node.node_id:
+            return
+        cost = self.meter.end(str(job.get("id")))
+        # After the tracker has stored and replicated the finished record, add its cost.
+        asyncio.get_running_loop().call_soon(self._record_cost, str(job.get("id")), cost, node)
+
+    def _record_cost(self, job_id: str, cost: float | None, node: RentedUpstream) -> None:
+        record: dict[str, Any] = {"id": job_id}
+        if self.jobs is not None:
+            job = self.jobs.get(job_id)
+            if job is not None:
+                job.cost_usd = cost
+                self.jobs.save(job)
+                record = job.to_json()
+                self.bus.publish("workload_updated", job=record)
+                for replicate in list(self.replicators):
+                    try:
+                        replicate(job)
+                    except Exception as exc:
+                        log.warning("replicating the cost of job %s failed: %s", job_id, exc)
+        self.hooks.workload_finished(node, record)
+        self._check_budget(node)
+
+    def charge(self, name: str, usd: float) -> None:
+        """For a lifecycle controller: billed time (e.g. idle running minutes) for a node."""
+        self.meter.charge(name, usd)
+        self._check_budget(self.get(name))
+
+    def _check_budget(self, node: RentedUpstream) -> None:
+        budget = node.decl.budget
+        reason = None
+        for period, cap in (("day", budget.usd_per_day), ("month", budget.usd_per_month)):
+            spent = self.meter.spent(node.name, period)  # type: ignore[arg-type]
+            if cap is not None and spent >= cap:
+                reason = f"budget reached: ${spent:.2f} of ${cap:.2f} per {period}"
+                break
+        was = node.budget_reason
+        node.budget_reason = reason
+        if reason and not was:
+            log.info("rented node %s: %s", node.name, reason)
+            self.bus.emit(notice(f"{node.name}: budget reached", reason, level="warning", node=node.name))
+            self.changed(f"rented node {node.name} {reason}")
+            task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        elif was and not reason:
+            self.changed(f"rented node {node.name} budget available again")

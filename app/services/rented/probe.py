@@ -1,0 +1,94 @@
+"""Probing a rented endpoint: its model list, whether it takes our credential, whether it
+answers without one. Never an inference call (that would wake a scaled-to-zero endpoint
+and start billing): a Hugging Face endpoint is asked for ``/health`` first, which HF's proxy
+answers without waking anything, and ``/v1/models`` only once it is running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from app.services.backends.base import ModelEntry
+from app.services.backends.engine import parse_model_list
+from app.services.backends.http_open import error_text
+from app.services.secrets import redact
+
+PROBE_TIMEOUT_S = 10.0
+PUBLIC_WARNING = "answers without any credential: anyone with its URL can use it"
+
+
+@dataclass
+class ProbeResult:
+    models: list[ModelEntry] | None = None  # None: no /v1/models (or not asked)
+    state: str | None = None  # eligible | cold | paused | unhealthy; None = unknown
+    credential_error: str | None = None
+    public: bool = False
+    error: str | None = None
+    message: str | None = None  # the upstream's own words for a non-ready state
+
+
+def _state_of_503(message: str) -> str:
+    text = message.lower()
+    if "paused" in text:
+        return "paused"
+    if "failed" in text:
+        return "unhealthy"
+    return "cold"
+
+
+async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, token: str | None,
+                         hf_state: str | None, label: str) -> ProbeResult:
+    result = ProbeResult()
+    auth = {"authorization": f"Bearer {token}"} if token else {}
+    path = "/v1/models"
+    try:
+        if provider == "huggingface-endpoint":
+            if hf_state not in (None, "running"):
+                return result  # the adapter knows its state; asking would not tell us more
+            path = "/health"
+            health = await client.get(base + path, headers=auth, timeout=PROBE_TIMEOUT_S)
+            if health.status_code in (401, 403):
+                result.credential_error = _refusal(label, health)
+                return result
+            if health.status_code == 503:
+                result.message = redact(error_text(health.content))
+                result.state = _state_of_503(result.message)
+                return result
+            if health.status_code >= 400:
+                result.error = _refusal(label, health)
+                return result
+            path = "/v1/models"
+        response = await client.get(base + "/v1/models", headers=auth, timeout=PROBE_TIMEOUT_S)
+        if response.status_code in (401, 403):
+            result.credential_error = _refusal(label, response)
+            return result
+        if response.status_code == 200:
+            try:
+                result.models = parse_model_list("openai", response.json())
+            except (ValueError, AttributeError):
+                result.models = None
+            result.state = "eligible"
+        elif response.status_code in (404, 405):
+            result.state = "eligible"  # no model list: the declaration's models apply
+        elif response.status_code == 503:
+            result.message = redact(error_text(response.content))
+            result.state = _state_of_503(result.message)
+            return result
+        else:
+            result.error = _refusal(label, response)
+            return result
+        # Answered with our credential (or with none): does it also answer a stranger?
+        if not token:
+            result.public = True
+        else:
+            anonymous = await client.get(base + path, timeout=PROBE_TIMEOUT_S)
+            result.public = anonymous.status_code == 200
+    except httpx.HTTPError as exc:
+        result.error = redact(f"{label} could not be reached: {type(exc).__name__}: {exc}")
+    return result
+
+
+def _refusal(label: str, response: httpx.Response) -> str:
+    return redact(f"{label} answered {response.status_code}: {error_text(response.content)}")

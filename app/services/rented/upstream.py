@@ -1,0 +1,290 @@
+"""``RentedUpstream``: a rented endpoint as one upstream of the sponsor (kind ``"rented"``).
+
+What it enforces on every request it sends:
+
+- the URL rules (https verified against the system store + the node's CA file + this
+  node's ``ca_file``; http:// only to loopback), checked again here as a last line;
+- the bearer token from the sponsor's keyring, added to this outbound request only;
+- the request's ``model`` pinned to a model this endpoint serves (never another one);
+- ``stream_options.include_usage`` on streams, so tokens are counted;
+- first byte within ``cold_start_s``; a ``huggingface-endpoint`` also gets
+  ``X-Scale-Up-Timeout`` so HF's proxy holds the request while a replica starts;
+- a 503 while the endpoint scales up is waited out (retried within ``cold_start_s``);
+  any other failure is an ``UpstreamError`` so the plan fails over at once;
+- a 401/403 marks the node ``credential refused`` with the upstream's own message.
+
+Runtime state (driven by probes and by lifecycle controllers such as the HF adapter):
+``hf_state``/``hf_message`` (set with ``set_hf_state``), ``credential_error``, ``block_reason``
+(a controller's veto, e.g. "drifted"), ``public`` (answers without a credential),
+``last_error``. ``status() -> (state, reason)`` with state one of eligible | cold | paused |
+starting | unhealthy | ineligible; ``ineligible_reason()`` / ``ineligible_reason_for(caller)``
+and ``policy()`` are what the planner reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
+from app.services.errors import UpstreamError
+from app.services.outbound import ca_files, make_client
+from app.services.rented.decl import LABEL, RentedDecl, check_url
+from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
+from app.services.secrets import redact
+from app.services.translate.shapes import PATHS, Api, canonical_model
+
+if TYPE_CHECKING:
+    from app.services.rented.hooks import LifecycleHooks
+
+# Hugging Face endpoint state -> what the scheduler sees (feature request, slice 2).
+HF_STATES = {
+    "running": "eligible",
+    "scaledToZero": "cold",
+    "paused": "paused",
+    "pending": "starting", "initializing": "starting", "updating": "starting",
+    "failed": "unhealthy", "updateFailed": "unhealthy",
+}
+WARMING_WORDS = ("starting", "loading", "initializ", "scale up", "scaling", "warming", "cold", "not ready")
+
+
+def rented_node_id(sponsor_id: str, name: str) -> str:
+    """A stable id for a rented node: the same on every peer, derived from its sponsor and name."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pairwise:{sponsor_id}:rented:{name}"))
+
+
+class RentedUpstream(Upstream):
+    kind = "rented"
+    remote = False  # served from this node (a peer's rented node is reached through its sponsor)
+    off_lan = True
+
+    def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str, token: str | None,
+                 extra_ca: tuple[str, ...] = (), hooks: LifecycleHooks | None = None) -> None:
+        self.decl = decl
+        self.key = f"rented:{decl.name}"
+        self.node_name = decl.name
+        self.node_id = rented_node_id(sponsor_id, decl.name)
+        self.sponsor_name, self.sponsor_id = sponsor_name, sponsor_id
+        self.capacity = decl.capacity
+        self.first_byte_timeout_s = decl.cold_start_s
+        self.in_flight = 0
+        self.hooks = hooks
+        self._token = token
+        self._extra_ca = ca_files(*extra_ca, decl.ca_file)
+        self._client = make_client(extra_ca=self._extra_ca, read_timeout_s=max(decl.cold_start_s, 300.0))
+        self.probed: list[ModelEntry] | None = None
+        self.probe_state: str | None = None
+        self.hf_state: str | None = None
+        self.hf_message: str | None = None
+        self.credential_error: str | None = None
+        self.block_reason: str | None = None
+        self.budget_reason: str | None = None
+        self.public = False
+        self.last_error: str | None = None
+        self.waking = 0
+        self.probed_at = 0.0
+
+    # -- declaration -----------------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    @property
+    def has_token(self) -> bool:
+        return bool(self._token)
+
+    def set_token(self, token: str | None) -> None:
+        self._token = token
+        self.credential_error = None
+
+    def update_decl(self, decl: RentedDecl) -> None:
+        self.decl, self.capacity, self.first_byte_timeout_s = decl, decl.capacity, decl.cold_start_s
+
+    @property
+    def shared_with_cluster(self) -> bool:
+        """Read by the cluster: only shared rented nodes are offered to peers."""
+        return self.decl.share_with_cluster
+
+    def policy(self) -> str | None:
+        return self.decl.policy
+
+    def api_for(self, client_api: Api) -> Api:
+        return "openai"  # every provider speaks the OpenAI API
+
+    # -- models ----------------------------------------------------------------------------------------------
+
+    def served_names(self) -> list[str]:
+        use_declared = self.probed is None or not self.probed or (
+            self.decl.provider == "huggingface-router" and self.decl.models)
+        names = list(self.decl.models) if use_declared else [m.name for m in self.probed or []]
+        if self.decl.allow_models:
+            allowed = {canonical_model(m) for m in self.decl.allow_models}
+            names = [n for n in names if canonical_model(n) in allowed]
+        return names
+
+    def models(self) -> list[ModelEntry]:
+        probed = {m.name: m for m in self.probed or []}
+        return [probed.get(n) or ModelEntry(n, {"owned_by": self.decl.provider}) for n in self.served_names()]
+
+    # -- state -----------------------------------------------------------------------------------------------
+
+    def set_hf_state(self, hf_state: str | None, message: str | None = None) -> None:
+        """For a lifecycle controller: the provider's own state (HF status.state) and message."""
+        self.hf_state, self.hf_message = hf_state, message
+
+    def can_wake(self) -> bool:
+        life = self.decl.lifecycle
+        return life.managed and life.wake_on_request and bool(self.hooks and self.hooks.before_route)
+
+    def status(self) -> tuple[str, str | None]:
+        if self.credential_error:
+            return "ineligible", f"credential refused: {self.credential_error}"
+        if self.block_reason:
+            return "ineligible", self.block_reason
+        if self.budget_reason:
+            return "ineligible", self.budget_reason
+        base = HF_STATES.get(self.hf_state or "", None) if self.hf_state else self.probe_state
+        if base == "paused":
+            wake = "wakes on request" if self.can_wake() else "wake on request is off"
+            return "paused", f"paused ({wake})"
+        if base == "starting":
+            return "starting", f"starting on the provider ({self.hf_state}); not ready yet"
+        if base == "unhealthy":
+            return "unhealthy", self.hf_message or self.last_error or "the provider reports a failure"
+        if base == "cold":
+            return "cold", "scaled to zero: the next request waits for a cold start"
+        return "eligible", None
+
+    def ineligible_reason(self) -> str | None:
+        state, reason = self.status()
+        if state in ("eligible", "cold"):
+            return None
+        if state in ("paused", "starting") and (self.waking or self.can_wake()):
+            return None
+        return reason if state == "ineligible" else f"{state}: {reason}"
+
+    def ineligible_reason_for(self, caller: Any) -> str | None:
+        """As ``ineligible_reason``, for one caller (an ``inference.Caller``): sharing and off-LAN rules."""
+        if getattr(caller, "from_peer", False) and not self.decl.share_with_cluster:
+            return (f"rented node {self.name} is not shared: sharing with the cluster is off on its sponsor "
+                    f"{self.sponsor_name}, so only callers on {self.sponsor_name} may use it")
+        if not getattr(caller, "allow_off_lan", True):
+            return f"off-LAN routing is denied for this caller (setting off_lan: deny), and {self.name} is off-LAN"
+        return self.ineligible_reason()
+
+    def describe(self) -> dict[str, Any]:
+        state, reason = self.status()
+        return {"key": self.key, "kind": self.kind, "node": self.name, "label": LABEL, "state": state,
+                "reason": reason, "in_flight": self.in_flight}
+
+    # -- probing ---------------------------------------------------------------------------------------------
+
+    def _base(self) -> str:
+        if not self.decl.url:
+            raise UpstreamError(f"rented node {self.name} has no URL yet (its provider has not reported one)")
+        return check_url(self.decl.url)
+
+    async def probe(self) -> ProbeResult:
+        """Refresh models, credential and public-endpoint flags without an inference call."""
+        if not self.decl.url:
+            return ProbeResult(error="no URL yet")
+        result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token, self.hf_state,
+                                      f"rented node {self.name}")
+        self.probed_at = time.monotonic()
+        self.last_error = result.error
+        if result.credential_error:
+            self.credential_error = result.credential_error
+            return result
+        if result.error:
+            return result
+        self.credential_error = None
+        if result.state:
+            self.probe_state = result.state
+            if result.state == "unhealthy":
+                self.last_error = result.message
+        if result.models is not None:
+            self.probed = result.models
+        if result.state == "eligible":
+            self.public = result.public
+        return result
+
+    @property
+    def warning(self) -> str | None:
+        return PUBLIC_WARNING if self.public else None
+
+    # -- requests --------------------------------------------------------------------------------------------
+
+    async def open(self, request: UpstreamRequest) -> Opened:
+        base = self._base()
+        body = dict(request.body)
+        served = self.served_names()
+        if body.get("model") not in served:
+            raise UpstreamError(f"rented node {self.name} serves only {', '.join(served) or 'no model'}; "
+                                f"refused to send it model {body.get('model')!r}")
+        if request.stream:
+            body["stream_options"] = {**dict(body.get("stream_options") or {}), "include_usage": True}
+        deadline = time.monotonic() + self.decl.cold_start_s
+        self.waking += 1
+        try:
+            if self.hooks is not None and self.hooks.before_route:
+                await self.hooks.run_before_route(self, deadline - time.monotonic())
+            opened = await self._send(base + PATHS["openai"][request.operation], body, deadline)
+        finally:
+            self.waking -= 1
+        opened.serving_node, opened.serving_node_id, opened.engine = self.name, self.node_id, self.decl.provider
+        if self.hooks is not None and request.job_id:
+            self.hooks.began(self, request.job_id)
+        return opened
+
+    def _headers(self, remaining: float) -> dict[str, str]:
+        headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
+        if self.decl.provider == "huggingface-endpoint":
+            headers["x-scale-up-timeout"] = str(max(1, math.ceil(remaining)))
+        return headers
+
+    async def _send(self, url: str, body: dict[str, Any], deadline: float) -> Opened:
+        label = f"rented node {self.name}"
+        pause = 0.25
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise UpstreamError(f"{label} was not ready within its cold-start budget of "
+                                    f"{self.decl.cold_start_s:g} s")
+            try:
+                opened = await open_stream(self._client, "POST", url, json_body=body, headers=self._headers(remaining),
+                                           first_byte_timeout_s=remaining, label=label,
+                                           retry_statuses=FAILOVER_STATUSES | {401, 403})
+            except UpstreamError as exc:
+                message = redact(exc.message)
+                if exc.upstream_status in (401, 403):
+                    self.credential_error = message
+                    raise UpstreamError(f"{label}: credential refused: {message}", status=exc.upstream_status) from None
+                if exc.upstream_status == 503 and self._warming(message) and deadline - time.monotonic() > pause:
+                    await asyncio.sleep(pause)  # the endpoint is scaling up: wait it out, within the budget
+                    pause = min(pause * 2, 5.0)
+                    continue
+                if exc.upstream_status == 503 and "paused" in message.lower():
+                    self.probe_state = "paused"
+                self.last_error = message
+                raise UpstreamError(message, status=exc.upstream_status) from None
+            self.last_error = None
+            if self.probe_state in ("cold", "paused"):
+                self.probe_state = "eligible"
+            return opened
+
+    def _warming(self, message: str) -> bool:
+        text = message.lower()
+        if "paused" in text or "failed" in text:
+            return False
+        if self.decl.provider == "huggingface-endpoint" or self.probe_state in ("cold", "starting"):
+            return True
+        return self.hf_state in ("scaledToZero", "pending", "initializing", "updating") or any(
+            word in text for word in WARMING_WORDS)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
