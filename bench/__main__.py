@@ -1,0 +1,152 @@
+"""`python -m bench [--quick]`: run every phase once and print the side-by-side table.
+
+Writes the raw figures to bench/results/latest.json (git-ignored). See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from bench import litellm_proxy, phases
+from bench.load import Target
+from bench.procs import REPO, Node, Tiny, cluster_wiring_landed, pair, rss_mb
+from bench.report import headline, table
+
+MODEL = "tiny:latest"
+RESULTS = REPO / "bench" / "results"
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def machine() -> dict[str, Any]:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return {
+        "uname": " ".join(platform.uname()), "nproc": os.cpu_count(), "python": platform.python_version(),
+        "loadavg_at_start": os.getloadavg(), "git_head": head.stdout.strip(),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def start_node(stack: ExitStack, home: Path, name: str) -> Node:
+    node = Node(home, name)
+    stack.callback(node.stop)
+    return node.start()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    settings = phases.QUICK if args.quick else phases.FULL
+    raw: dict[str, Any] = {"mode": "quick" if args.quick else "full", "machine": machine(), "notes": []}
+    work = Path(tempfile.mkdtemp(prefix="pairwise-bench-"))
+    with ExitStack() as stack:
+        stack.callback(shutil.rmtree, work, True)
+        log("starting the tiny model server")
+        tiny = Tiny("--api", "openai", "--model", MODEL, "--reply-tokens", "1000000")
+        stack.callback(tiny.stop)
+
+        # Start-up: a first start makes the identity; the figure that counts is a restart with an engine.
+        log("node start-up (first start, then restarts with one engine)")
+        first = Node(work / "node-a", "bench-a").start()
+        first.add_engine("tiny", tiny.url)
+        first.stop()
+        restarts = []
+        for _ in range(1 if args.quick else 3):
+            again = Node(work / "node-a", "bench-a").start()
+            restarts.append(again.startup_s)
+            again.stop()
+        node_a = start_node(stack, work / "node-a", "bench-a")
+        time.sleep(0.5)  # let start-up work (model list fetch, timers) settle before reading idle memory
+        raw["node"] = {"first_start_s": round(first.startup_s, 3), "restart_s": [round(s, 3) for s in restarts],
+                       "startup_s": round(sorted(restarts)[len(restarts) // 2], 3),
+                       "idle_rss_mb": rss_mb(node_a.pid)}
+
+        lite: litellm_proxy.LiteLLM | None = None
+        if args.no_litellm:
+            raw["notes"].append("LiteLLM skipped (--no-litellm)")
+        elif not litellm_proxy.available():
+            raw["notes"].append(f"LiteLLM skipped: no bench venv at {litellm_proxy.BENCH_VENV} (bench/run makes it)")
+        else:
+            log("launching LiteLLM's proxy (it starts while node B is paired)")
+            lite = litellm_proxy.LiteLLM(work / "litellm", tiny.url, MODEL).launch()
+            stack.callback(lite.stop)
+
+        node_b: Node | None = None
+        landed = cluster_wiring_landed()
+        if args.no_two_hops:
+            raw["notes"].append("two hops skipped (--no-two-hops)")
+        elif landed is None:
+            raw["notes"].append("two hops missing: the cluster wiring (app/services/cluster/attach.py, "
+                                "`pairwise pair invite/join`) has not landed on main")
+        else:
+            log(f"pairing node B with node A (cluster wiring: {landed})")
+            node_b = start_node(stack, work / "node-b", "bench-b")
+            pair(node_a, node_b, MODEL)
+
+        if lite is not None:
+            lite.wait_ready()
+            time.sleep(0.5)
+            raw["litellm_proc"] = {"version": litellm_proxy.version(), "startup_s": round(lite.startup_s, 3),
+                                   "idle_rss_mb": rss_mb(lite.pid, tree=True)}
+            log(f"LiteLLM {raw['litellm_proc']['version']} answered after {lite.startup_s:.1f} s")
+
+        paths: dict[str, phases.Path] = {"direct": phases.Path(Target("direct", tiny.url))}
+        paths["pairwise"] = phases.Path(Target("pairwise", node_a.url), [node_a.pid])
+        if node_b is not None:
+            paths["pairwise_2hop"] = phases.Path(Target("pairwise_2hop", node_b.url), [node_b.pid, node_a.pid])
+        if lite is not None:
+            paths["litellm"] = phases.Path(Target("litellm", lite.url, {"Authorization": f"Bearer {lite.key}"}),
+                                           [lite.pid], tree=True)
+
+        log(f"time to first byte: {settings.latency_requests} sequential requests per path and mode")
+        raw["latency"] = phases.latency(paths, MODEL, settings)
+        log("streaming throughput, paced like a fast engine")
+        raw["throughput_paced"] = phases.throughput(paths, tiny, MODEL, settings, paced=True)
+        log("streaming throughput, unpaced (the router is the bottleneck)")
+        raw["throughput_unpaced"] = phases.throughput(paths, tiny, MODEL, settings, paced=False)
+        log(f"concurrent streams {settings.levels}")
+        raw["concurrency"] = phases.concurrency(paths, tiny, MODEL, settings)
+        raw["node"]["rss_after_load_mb"] = rss_mb(node_a.pid)
+        if lite is not None:
+            raw["litellm_proc"]["rss_after_load_mb"] = rss_mb(lite.pid, tree=True)
+        raw["machine"]["loadavg_at_end"] = os.getloadavg()
+    return raw
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a short run (under a minute)")
+    parser.add_argument("--no-litellm", action="store_true", help="leave LiteLLM out")
+    parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the raw JSON goes")
+    args = parser.parse_args(argv)
+    began = time.perf_counter()
+    raw = run(args)
+    raw["duration_s"] = round(time.perf_counter() - began, 1)
+    result = {**headline(raw), **raw}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(table(raw))
+    for note in raw["notes"]:
+        print(f"note: {note}")
+    m = raw["machine"]
+    print(f"\n{raw['mode']} run in {raw['duration_s']} s on {m['uname']}; {m['nproc']} cores; Python {m['python']}; "
+          f"load average {m['loadavg_at_start'][0]:.2f} at start, {m['loadavg_at_end'][0]:.2f} at end")
+    print(f"raw figures: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
