@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,10 +27,13 @@ class ControlClient:
 
     @staticmethod
     def runtime(home: Home) -> dict[str, Any] | None:
+        """The running node's runtime file, or None when no node runs (a killed node leaves a stale file)."""
         try:
-            return json.loads(home.runtime_file.read_text())
-        except (OSError, ValueError):
+            data = json.loads(home.runtime_file.read_text())
+            os.kill(int(data["pid"]), 0)
+        except (OSError, ValueError, KeyError, TypeError):
             return None
+        return data if isinstance(data, dict) else None
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
              params: dict[str, Any] | None = None, timeout_s: float | None = None) -> Any:

@@ -3,14 +3,19 @@
 set -euo pipefail
 export QT_QPA_PLATFORM=offscreen PAIRWISE_MDNS=off
 # A throwaway keyring password: this keyring lives only as long as the session.
-eval "$(printf 'pairwise-test' | gnome-keyring-daemon --replace --unlock --components=secrets)"
+# Its own data dir, so a keyring left by an earlier run (with another password) cannot get in the way.
+keyring_home=$(mktemp -d)
+trap 'rm -rf "$keyring_home"' EXIT
+eval "$(printf 'pairwise-test' | XDG_DATA_HOME="$keyring_home" gnome-keyring-daemon --replace --unlock --components=secrets)"
 export GNOME_KEYRING_CONTROL
 .venv/bin/python - <<'PY'
-import secretstorage
-bus = secretstorage.dbus_init()
-collection = secretstorage.get_default_collection(bus)
-assert not collection.is_locked(), "gnome-keyring did not unlock"
-print("Secret Service ready:", collection.get_label() or "default collection")
+import keyring
+from keyring.backends.SecretService import Keyring
+assert isinstance(keyring.get_keyring(), Keyring), f"expected the Secret Service, got {keyring.get_keyring()}"
+keyring.set_password("pairwise-test-probe", "probe", "ok")
+assert keyring.get_password("pairwise-test-probe", "probe") == "ok", "gnome-keyring did not unlock"
+keyring.delete_password("pairwise-test-probe", "probe")
+print("Secret Service ready")
 PY
 .venv/bin/ruff check app tests bench
 .venv/bin/mypy app

@@ -93,3 +93,17 @@ def test_caller_leaving_mid_stream_cancels_upstream(node_factory: type[NodeProc]
             next(r.iter_raw())
     wait_until(lambda: jobs(node)[0]["state"] == "cancelled", what="job cancelled")
     wait_until(lambda: slow.stats()["in_flight"] == 0, what="upstream request closed")
+
+
+def test_first_byte_timeout_is_per_engine(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> None:
+    hanging = tiny_factory("--api", "openai", "--model", "m2")
+    live = tiny_factory("--api", "openai", "--model", "m2")
+    node = node_factory("fo-hang").start()
+    node.cli("engines", "add", "hanging", "--url", hanging.url, "--api", "openai", "--first-byte-timeout-s", "0.5")
+    node.cli("engines", "add", "live", "--url", live.url, "--api", "openai")
+    hanging.config(fail_mode="hang")
+    client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="x", max_retries=0)
+    reply = client.chat.completions.create(model="m2", messages=[{"role": "user", "content": "hi"}])
+    assert reply.choices[0].message.content
+    assert [(j["engine"], j["state"]) for j in jobs(node)] == [("live", "completed")]
+    assert node.cli_json("engines", "list")[0]["first_byte_timeout_s"] == 0.5

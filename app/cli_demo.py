@@ -1,0 +1,116 @@
+"""`pairwise demo`: a node, a simulated Hugging Face and a simulated local engine, signed in with a
+demo token, so a newcomer can rent, use, pause and delete a "GPU" without an account or money.
+
+The demo keeps its own home (default: a `demo` folder beside the real one), so it never touches
+the user's real settings, keyring entries or history. Everything simulated says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+from app.home import Home, resolve_home
+
+BANNER = """\
+Pairwise demo (SIMULATED Hugging Face: no account, no money, nothing leaves this machine)
+
+  front door          http://{listen}   (Ollama and OpenAI APIs; OpenAI base URL http://{listen}/v1)
+  simulated HF        {hf}
+  signed in as        {user} (simulated demo token)
+  local demo engine   model '{local_model}' (a tiny simulated model)
+
+Try, in another terminal (add --home {home}):
+  pairwise --home {home} hf catalog
+  pairwise --home {home} hf hardware
+  pairwise --home {home} rented create demo-gpu --model HuggingFaceTB/SmolLM2-135M-Instruct --gpu nvidia-l4 --yes
+  pairwise --home {home} nodes
+  curl http://{listen}/v1/chat/completions -d '{{"model": "HuggingFaceTB/SmolLM2-135M-Instruct", "messages": [{{"role": "user", "content": "hi"}}]}}'
+  pairwise --home {home} rented pause demo-gpu
+  pairwise --home {home} rented delete demo-gpu --yes
+
+Ctrl-C stops the demo (a running simulated GPU is paused first, as with a real one).
+"""
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "demo", help="try everything against a simulated Hugging Face (no account, no cost)")
+    parser.add_argument("--listen", default=None, help="front door HOST:PORT (default 127.0.0.1:11434)")
+    parser.add_argument("--cluster-listen", default="127.0.0.1:0")
+    parser.add_argument("--sim-port", type=int, default=0, help="port of the simulated Hugging Face (default: any)")
+    parser.set_defaults(handler=run_demo)
+
+
+def demo_home(args: argparse.Namespace) -> Home:
+    if getattr(args, "home", None):
+        return Home(resolve_home(args.home))
+    return Home(resolve_home(None).parent / "pairwise-demo")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    return asyncio.run(_demo(args))
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    from app.services.bootstrap import build_node
+    from app.settings import SettingsStore
+    from app.simulator.runner import SimulatedHF
+    from app.simulator.settings import SimSettings
+    from app.tinymodel.options import TinyModelOptions
+    from app.tinymodel.server import start_tiny
+
+    home = demo_home(args)
+    home.ensure()
+    sim = SimulatedHF(SimSettings(port=args.sim_port, state_dir=home.root / "simulator", pending_s=2.0,
+                                  initializing_s=6.0))
+    await sim.start()
+    tiny = await start_tiny(TinyModelOptions(models=["demo-local:latest"], api="ollama", tokens_per_s=40))
+    try:
+        store = SettingsStore(home.settings_file)
+        settings = store.load()
+        settings.name = "demo"
+        settings.mdns = False
+        settings.ca_file = str(sim.ca_file)
+        settings.hf.endpoints, settings.hf.hub = sim.endpoints_url, sim.hub_url
+        settings.hf.catalog, settings.hf.router = sim.catalog_url, sim.router_url
+        settings.engines = [e for e in settings.engines if e.name != "demo-local"]
+        store.save(settings)
+        node = build_node(home, listen=args.listen, cluster_listen=args.cluster_listen, name="demo", mdns=False)
+        await node.start()
+        try:
+            await _run_started(node, sim, tiny, home)
+        finally:
+            await node.stop()
+    finally:
+        await tiny.close()
+        await sim.stop()
+    return 0
+
+
+async def _run_started(node: Any, sim: Any, tiny: Any, home: Home) -> None:
+    from app.services.hf import hf_of
+
+    if node.engines.upstreams.get("demo-local") is None:
+        await node.engines.add({"name": "demo-local", "url": tiny.url, "api": "ollama"}, None)
+    hf = hf_of(node)
+    user = "?"
+    if hf is not None:
+        report = await hf.login(sim.demo_token)
+        user = str(report.get("user", "?"))
+    print(BANNER.format(listen=node.frontdoor_address, hf=sim.base_url, user=user, local_model="demo-local",
+                        home=_quote(home.root)), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    print("stopping the demo...", flush=True)
+
+
+def _quote(path: Path) -> str:
+    text = str(path)
+    return f"'{text}'" if " " in text else text

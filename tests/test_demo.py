@@ -1,0 +1,53 @@
+"""`pairwise demo`: a node signed in to the simulated Hugging Face, usable at once, stopped cleanly."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from tests.support.procs import REPO, child_env, wait_until
+from tests.support.secret_service import require_secret_service
+
+
+def test_demo_starts_signs_in_and_stops(tmp_path: Path) -> None:
+    require_secret_service()
+    home = tmp_path / "demo-home"
+    env = child_env()
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "demo", "--listen", "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
+    try:
+        runtime = wait_until(lambda: _runtime(home), timeout=60, what="demo node")
+
+        def cli(*args: str) -> dict:
+            out = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args, "--json"],
+                                 capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+            assert out.returncode == 0, out.stderr
+            return json.loads(out.stdout)
+
+        status = wait_until(lambda: (s := cli("hf", "status")).get("signed_in") and s, timeout=30,
+                            what="demo sign-in")
+        assert status["user"] == "demo-user"
+        reply = httpx.post(f"http://{runtime['listen']}/api/chat", timeout=30,
+                           json={"model": "demo-local", "stream": False, "messages": [{"role": "user", "content": "hi"}]})
+        assert reply.status_code == 200 and reply.json()["done"] is True
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0
+        assert "SIMULATED Hugging Face" in out and "stopping the demo" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _runtime(home: Path) -> dict | None:
+    try:
+        data = json.loads((home / "runtime.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if data.get("listen") else None
