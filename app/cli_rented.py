@@ -1,0 +1,197 @@
+"""`pairwise rented`: attach, apply, list, show, set and detach rented nodes on the running node.
+
+A token is read from stdin (``--token-stdin``) and sent once to the node over loopback, which
+keeps it in the OS keyring; it is never an argument (arguments show up in process lists).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from app.cli_common import home_of, on_off, print_json, read_token_stdin, table
+from app.control_client import ControlClient
+from app.services.errors import ConfigError
+from app.services.rented.decl import POLICIES, PROVIDERS, declarations_from
+
+ON_OFF = ["on", "off"]
+# Probing and resolving can take a while (an endpoint's first answer, the HF API).
+TIMEOUT_S = 120.0
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser("rented", help="rented GPU nodes (off-LAN endpoints)")
+    rsub = parser.add_subparsers(dest="rented_command", required=True)
+
+    attach = rsub.add_parser("attach", help="attach an HTTPS endpoint as a rented node")
+    attach.add_argument("name")
+    attach.add_argument("--provider", choices=PROVIDERS, default="openai-compatible")
+    attach.add_argument("--url", help="https base URL (http:// only for loopback hosts)")
+    attach.add_argument("--endpoint", help="NAMESPACE/NAME of a Hugging Face endpoint (instead of --url)")
+    attach.add_argument("--token-stdin", action="store_true", help="read the bearer token from stdin into the keyring")
+    attach.add_argument("--model", action="append", default=[], help="a model it serves (repeatable)")
+    attach.add_argument("--share", action="store_true", help="share with the cluster (off by default)")
+    attach.add_argument("--use", choices=POLICIES, help="routing policy (default when-no-local-node)")
+    attach.add_argument("--cold-start-s", type=float)
+    attach.add_argument("--gpu")
+    attach.add_argument("--price-per-hour", type=float)
+    attach.add_argument("--ca-file", help="extra trust root for this endpoint (PEM)")
+    attach.add_argument("--managed", choices=ON_OFF, help="let Pairwise pause and resume it")
+    attach.add_argument("--json", action="store_true")
+
+    apply = rsub.add_parser("apply", help="attach or replace rented nodes from a YAML or JSON file")
+    apply.add_argument("file")
+    apply.add_argument("--token-stdin", action="store_true", help="token for the declarations in the file")
+    apply.add_argument("--json", action="store_true")
+
+    lst = rsub.add_parser("list", help="rented nodes of this node")
+    lst.add_argument("--json", action="store_true")
+    show = rsub.add_parser("show", help="one rented node in detail")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true")
+
+    change = rsub.add_parser("set", help="change a rented node")
+    change.add_argument("name")
+    change.add_argument("--share", choices=ON_OFF)
+    change.add_argument("--use", choices=POLICIES)
+    change.add_argument("--cold-start-s", type=float)
+    change.add_argument("--managed", choices=ON_OFF)
+    change.add_argument("--idle-pause-min", type=float)
+    change.add_argument("--budget-usd-per-day", type=float)
+    change.add_argument("--budget-usd-per-month", type=float)
+    change.add_argument("--wake-on-request", choices=ON_OFF)
+    change.add_argument("--pause-on-exit", choices=ON_OFF)
+    change.add_argument("--allow-model", action="append", help="allowlist a model (repeatable); 'none' clears it")
+    change.add_argument("--model", action="append", help="declared models (repeatable); 'none' clears them")
+    change.add_argument("--gpu")
+    change.add_argument("--price-per-hour", type=float)
+    change.add_argument("--url")
+    change.add_argument("--ca-file")
+    change.add_argument("--token-stdin", action="store_true", help="replace the token in the keyring")
+    change.add_argument("--json", action="store_true")
+
+    detach = rsub.add_parser("detach", help="forget a rented node and delete its token from the keyring")
+    detach.add_argument("name")
+
+    parser.set_defaults(handler=run)
+
+
+def attach_body(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": args.name, "provider": args.provider, "share_with_cluster": args.share,
+                            "models": args.model}
+    for key in ("url", "endpoint", "gpu", "price_per_hour", "ca_file"):
+        if getattr(args, key) is not None:
+            body[key] = getattr(args, key)
+    if args.ca_file:
+        body["ca_file"] = str(Path(args.ca_file).expanduser().resolve())
+    if args.use:
+        body["routing"] = {"use": args.use}
+    if args.cold_start_s is not None:
+        body["timeouts"] = {"cold_start_s": args.cold_start_s}
+    if args.managed:
+        body["lifecycle"] = {"managed": on_off(args.managed)}
+    return body
+
+
+def set_changes(args: argparse.Namespace) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    flags = {"share": "share_with_cluster", "managed": "lifecycle.managed",
+             "wake_on_request": "lifecycle.wake_on_request", "pause_on_exit": "lifecycle.pause_on_sponsor_exit"}
+    for flag, key in flags.items():
+        if getattr(args, flag) is not None:
+            changes[key] = on_off(getattr(args, flag))
+    values = {"use": "routing.use", "cold_start_s": "timeouts.cold_start_s", "idle_pause_min": "lifecycle.idle_pause_min",
+              "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
+              "gpu": "gpu", "price_per_hour": "price_per_hour", "url": "url"}
+    for flag, key in values.items():
+        if getattr(args, flag) is not None:
+            changes[key] = getattr(args, flag)
+    if args.ca_file is not None:
+        changes["ca_file"] = str(Path(args.ca_file).expanduser().resolve()) if args.ca_file else None
+    for flag, key in (("allow_model", "allow_models"), ("model", "models")):
+        given = getattr(args, flag)
+        if given is not None:
+            changes[key] = [] if given == ["none"] else given
+    return changes
+
+
+def read_declarations(path: str) -> list[dict[str, Any]]:
+    text = Path(path).expanduser().read_text()
+    try:
+        if path.endswith(".json"):
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except (ValueError, ImportError) as exc:
+        raise ConfigError(f"{path} is not valid YAML or JSON: {exc}") from exc
+    except Exception as exc:  # yaml.YAMLError is not a ValueError
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    return declarations_from(data)
+
+
+def run(args: argparse.Namespace) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    command = args.rented_command
+    if command == "attach":
+        body = attach_body(args)
+        if args.token_stdin:
+            body["token"] = read_token_stdin()
+        return report(client.call("POST", "/rented", body), args.json)
+    if command == "apply":
+        decls = read_declarations(args.file)
+        payload: dict[str, Any] = {"declarations": decls}
+        if args.token_stdin:
+            payload["token"] = read_token_stdin()
+        rows = client.call("POST", "/rented/apply", payload)["rented"]
+        if args.json:
+            print_json(rows)
+        else:
+            for row in rows:
+                report(row, False)
+        return 0
+    if command == "list":
+        rows = client.call("GET", "/rented")["rented"]
+        if args.json:
+            print_json(rows)
+        else:
+            print(table([[r["name"], r["provider"], r["state"], "yes" if r["shared"] else "no", r["policy"],
+                          ", ".join(r["models"]), f"${r['price_per_hour']}/h" if r.get("price_per_hour") else "",
+                          r.get("reason") or ""] for r in rows],
+                        ["NAME", "PROVIDER", "STATE", "SHARED", "POLICY", "MODELS", "PRICE", "REASON"]))
+        return 0
+    if command == "show":
+        return report(client.call("GET", f"/rented/{args.name}"), args.json, detail=True)
+    if command == "set":
+        changes = set_changes(args)
+        payload = {"changes": changes}
+        if args.token_stdin:
+            payload["token"] = read_token_stdin()
+        if not changes and "token" not in payload:
+            raise ConfigError("nothing to change: give at least one option (see 'pairwise rented set --help')")
+        return report(client.call("PATCH", f"/rented/{args.name}", payload), args.json)
+    client.call("DELETE", f"/rented/{args.name}", timeout_s=TIMEOUT_S)
+    print(f"rented node {args.name} detached; its token was deleted from the keyring")
+    return 0
+
+
+def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
+    if as_json:
+        print_json(row)
+        return 0
+    models = ", ".join(row.get("models") or []) or "none known"
+    line = f"rented node {row['name']} ({row['label']}): {row['state']}; models: {models}"
+    if row.get("reason"):
+        line += f"; {row['reason']}"
+    print(line)
+    if row.get("warning"):
+        print(f"warning: {row['name']} {row['warning']}")
+    if detail:
+        for key in ("provider", "url", "endpoint", "gpu", "price_per_hour", "shared", "policy", "cold_start_s",
+                    "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
+                    "cost"):
+            print(f"{key:>16}: {row.get(key)}")
+    return 0
