@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.home import Home
+from app.services.cluster.attach import attach_cluster
 from app.services.hf import attach_hf
 from app.services.node import Node
 from app.services.rented import attach_rented
@@ -13,4 +14,5 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
     attach_rented(node)
     attach_hf(node)
+    attach_cluster(node)
     return node

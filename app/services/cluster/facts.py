@@ -1,0 +1,175 @@
+"""What this node tells its peers: facts, shareable inventory and load.
+
+Everything here crosses the cluster port, so it is built from an allowlist:
+no engine URL (a rented endpoint's URL is not for peers), no error text (it
+can quote a URL), no credential-bearing field, and model details reduced to
+the keys the model listings need.
+
+Load is reported per origin as well as in total, so a peer can subtract the
+requests it has in flight here itself (it counts those live) and add the
+rest: that is how the least-loaded owner in the cluster wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.services.backends.base import Upstream
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+log = logging.getLogger(__name__)
+
+# Model details a peer may see (the keys /api/tags and /v1/models rows are made of).
+DETAIL_KEYS = ("modified_at", "size", "digest", "details", "owned_by", "created")
+INNER_DETAIL_KEYS = ("parent_model", "format", "family", "families", "parameter_size", "quantization_level")
+DEFAULT_FIRST_BYTE_S = 120.0
+
+
+def is_shareable(upstream: Upstream) -> bool:
+    """May peers be served by this upstream? Local engines always; a rented
+    node only if it says it is shared with the cluster (``shared_with_cluster``)."""
+    if upstream.kind == "engine":
+        return True
+    return upstream.kind == "rented" and getattr(upstream, "shared_with_cluster", False) is True
+
+
+def shareable_upstreams(node: Node) -> list[Upstream]:
+    return [u for u in node.registry.all(local_only=True) if is_shareable(u)]
+
+
+def clean_details(details: dict[str, Any]) -> dict[str, Any]:
+    out = {k: details[k] for k in DETAIL_KEYS if k in details and k != "details"}
+    inner = details.get("details")
+    if isinstance(inner, dict):
+        out["details"] = {k: inner[k] for k in INNER_DETAIL_KEYS if k in inner}
+    return out
+
+
+class LoadBook:
+    """Requests this node serves for each peer right now (the relay keeps it)."""
+
+    def __init__(self) -> None:
+        self.by_origin: dict[str, int] = {}
+
+    def enter(self, origin_id: str) -> None:
+        self.by_origin[origin_id] = self.by_origin.get(origin_id, 0) + 1
+
+    def leave(self, origin_id: str) -> None:
+        left = self.by_origin.get(origin_id, 0) - 1
+        if left > 0:
+            self.by_origin[origin_id] = left
+        else:
+            self.by_origin.pop(origin_id, None)
+
+
+def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
+    timeouts = [u.first_byte_timeout_s for u in upstreams]
+    return {
+        "in_flight": sum(u.in_flight for u in upstreams),
+        "capacity": sum(max(u.capacity, 1) for u in upstreams),
+        "by_origin": dict(book.by_origin),
+        "first_byte_timeout_s": max(timeouts) if timeouts else DEFAULT_FIRST_BYTE_S,
+    }
+
+
+def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
+    """Models peers may route here (each once, by the first owner's name) and load."""
+    upstreams = shareable_upstreams(node)
+    seen: dict[str, dict[str, Any]] = {}
+    for upstream in upstreams:
+        for entry in upstream.models():
+            seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details)})
+    return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
+
+
+def shared_engines(node: Node) -> list[dict[str, Any]]:
+    return [
+        {"name": u.name, "api": u.decl.api, "models": [m.name for m in u.models()], "in_flight": u.in_flight,
+         "capacity": u.capacity, "ok": u.last_error is None}
+        for u in node.engines.upstreams.values()
+    ]
+
+
+def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
+    inventory = inventory_doc(node, book)
+    shared: list[dict[str, Any]] = []
+    providers: list[Callable[[], list[dict[str, Any]]]] = getattr(node, "shared_fact_providers", [])
+    for provider in providers:
+        try:
+            shared.extend(provider())
+        except Exception:  # one broken provider must not hide the node from its peers
+            log.exception("a shared fact provider failed")
+    return {
+        "id": node.node_id,
+        "name": node.name,
+        "os": f"{platform.system()} {platform.release()}",
+        "hardware": hardware,
+        "engines": shared_engines(node),
+        "models": sorted(m["name"] for m in inventory["models"]),
+        "in_flight": inventory["load"]["in_flight"],
+        "load": inventory["load"],
+        "shared_nodes": shared,
+    }
+
+
+# -- hardware ------------------------------------------------------------------------------------
+
+
+async def probe_hardware() -> dict[str, Any]:
+    """The node's hardware summary with GPU VRAM where the machine can tell.
+
+    Run once at start: ``nvidia-smi`` is a subprocess and may take a moment.
+    """
+    from app.services.node import hardware_summary
+
+    summary = hardware_summary()
+    gpus = await _nvidia_gpus() or _amd_gpus()
+    if gpus:
+        summary["gpus"] = gpus
+    elif platform.system() == "Darwin" and platform.machine() == "arm64":
+        # Unified memory: the GPU can use (most of) the system memory.
+        summary["gpus"] = [{"name": "Apple silicon (unified memory)", "vram_gb": summary.get("memory_gb"),
+                            "unified_memory": True}]
+    return summary
+
+
+async def _nvidia_gpus() -> list[dict[str, Any]]:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout=5)
+    except (OSError, TimeoutError):
+        return []
+    gpus = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        name, _, mib = line.rpartition(",")
+        try:
+            gpus.append({"name": name.strip(), "vram_gb": round(float(mib) / 1024, 1)})
+        except ValueError:
+            continue
+    return gpus
+
+
+def _amd_gpus() -> list[dict[str, Any]]:
+    gpus = []
+    for card in sorted(Path("/sys/class/drm").glob("card[0-9]*/device/mem_info_vram_total")):
+        try:
+            vram = int(card.read_text().strip())
+            name_file = card.parent / "product_name"
+            name = name_file.read_text().strip() if name_file.exists() else "AMD GPU"
+        except (OSError, ValueError):
+            continue
+        gpus.append({"name": name or "AMD GPU", "vram_gb": round(vram / 2**30, 1)})
+    return gpus

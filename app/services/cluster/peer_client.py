@@ -1,0 +1,99 @@
+"""HTTPS to one paired peer's cluster port.
+
+One client per peer, because its TLS context trusts exactly that peer's
+pinned certificate (``client_context``) and presents ours; the hostname
+checked is ``<uuid>.node.pairwise``, passed per request as ``sni_hostname``
+since the URL names an IP address. Verification stays on; this is the one
+outbound client not built by ``outbound.make_client``, whose trust is the
+system store plus extra CAs, not a pin.
+
+Every request says who we are beyond the certificate: our current display
+name and our cluster port, so a peer can find us again after our address
+changed (it combines the port with the address it sees the request come from).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from app.services.backends.base import Opened
+from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
+from app.services.cluster.identity import NodeIdentity, peer_hostname
+from app.services.cluster.tls import client_context
+from app.services.cluster.trust import PeerPin
+from app.services.errors import PairwiseError, UpstreamError
+
+API_PREFIX = "/cluster/v1"
+# A peer that refuses (403: it no longer pins us, or policy) may leave another owner able to serve.
+RELAY_RETRY_STATUSES = FAILOVER_STATUSES | {401, 403}
+
+
+class PeerError(PairwiseError):
+    title = "Peer unreachable"
+    status = 502
+
+
+def url_for(address: str, path: str) -> str:
+    return f"https://{address}{API_PREFIX}{path}"
+
+
+class PeerClient:
+    def __init__(self, identity: NodeIdentity, pin: PeerPin, self_headers: dict[str, str]) -> None:
+        self.pin = pin
+        self.hostname = peer_hostname(pin.node_id)
+        self._self_headers = self_headers  # shared and kept current by the cluster
+        self._client = httpx.AsyncClient(
+            verify=client_context(identity, pin),
+            timeout=httpx.Timeout(connect=5.0, read=None, write=30.0, pool=30.0),
+            limits=httpx.Limits(max_connections=256, max_keepalive_connections=16),
+            trust_env=False,
+        )
+
+    @property
+    def label(self) -> str:
+        return f"node {self.pin.name}"
+
+    def _address(self, address: str | None) -> str:
+        chosen = address or self.pin.address
+        if not chosen:
+            raise PeerError(f"no address is known for {self.label}; add one with 'pairwise peers add HOST:PORT'")
+        return chosen
+
+    def _extensions(self) -> dict[str, Any]:
+        return {"sni_hostname": self.hostname}
+
+    async def call(self, method: str, path: str, body: Any = None, *, timeout_s: float = 10.0,
+                   address: str | None = None) -> Any:
+        """A small JSON call; any failure is a ``PeerError`` naming the peer and the reason."""
+        url = url_for(self._address(address), path)
+        try:
+            response = await self._client.request(
+                method, url, json=body, headers=self._self_headers, timeout=timeout_s,
+                extensions=self._extensions())
+        except httpx.HTTPError as exc:
+            raise PeerError(f"{self.label} at {self._address(address)} could not be reached: "
+                            f"{type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 400:
+            raise PeerError(f"{self.label} answered {response.status_code} to {path}: {response.text[:200]}")
+        try:
+            return response.json()
+        except json.JSONDecodeError as exc:
+            raise PeerError(f"{self.label} answered {path} with invalid JSON") from exc
+
+    async def open_relay(self, body: dict[str, Any], headers: dict[str, str], first_byte_timeout_s: float) -> Opened:
+        """POST a request to the peer's relay; the first chunk is read before returning."""
+        try:
+            url = url_for(self._address(None), "/relay")
+        except PeerError as exc:
+            raise UpstreamError(exc.message) from exc
+        return await open_stream(
+            self._client, "POST", url, json_body=body, headers={**self._self_headers, **headers},
+            first_byte_timeout_s=first_byte_timeout_s, label=self.label,
+            retry_statuses=RELAY_RETRY_STATUSES, extensions=self._extensions(),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

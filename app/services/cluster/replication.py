@@ -1,0 +1,169 @@
+"""Shared Jobs: workload records replicate so every node lists each job once.
+
+Rules, chosen so one job never shows twice or flips between versions:
+
+* The **origin** speaks for a job. Each node pushes changes of the jobs it
+  originated to every online peer (batched, coalesced by job id, newest
+  wins), and accepts a record only from the node the record names as its
+  origin, so a peer can never rewrite someone else's history.
+* A relayed job keeps the origin's id on the serving node. The serving node
+  does not push it (the origin does, with serving_node filled in from the
+  relay's response headers) and keeps its own copy, whose requester is the
+  origin node, rather than taking the origin's version.
+* A peer coming online is sent our recent jobs, which covers anything pushed
+  while it was away (records are upserted by id, so repeats are harmless).
+* A peer silent for longer than ``PAIRWISE_PEER_SILENT_S`` (default 60 s)
+  has its running jobs marked failed here, with the reason. The mark is only
+  a hair newer than the record it replaces, so any real update the peer sends
+  later wins over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from app.services.cluster.peer_client import PeerError
+from app.services.cluster.peers import Peer, PeerManager
+from app.services.cluster.trust import PeerPin
+from app.services.jobs.records import Workload
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+log = logging.getLogger(__name__)
+
+JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+STATES = ("queued", "running", "completed", "failed", "cancelled")
+MAX_BATCH = 500
+MAX_OUTBOX = 2000
+CATCH_UP = 200
+
+
+class Replication:
+    def __init__(self, node: Node, peers: PeerManager) -> None:
+        self.node, self.peers = node, peers
+        self.my_id = node.node_id
+        self._outbox: dict[str, dict[str, dict[str, Any]]] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.node.tracker.replicators.append(self.on_local_change)
+        self._task = asyncio.create_task(self._run(), name="job-replication")
+
+    async def stop(self) -> None:
+        if self.on_local_change in self.node.tracker.replicators:
+            self.node.tracker.replicators.remove(self.on_local_change)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    # -- sending ---------------------------------------------------------------------------------------
+
+    def on_local_change(self, job: Workload) -> None:
+        """Called by the tracker on every change; cheap (no I/O) because it is on the request path."""
+        if job.origin_node_id != self.my_id:
+            return  # a job we serve for a peer: its origin replicates it
+        record = job.to_json()
+        for peer in self.peers.peers.values():
+            if peer.online:
+                self._queue(peer.node_id, record)
+        self._wake.set()
+
+    def _queue(self, peer_id: str, record: dict[str, Any]) -> None:
+        box = self._outbox.setdefault(peer_id, {})
+        box[record["id"]] = record
+        if len(box) > MAX_OUTBOX:  # a peer that cannot keep up gets the newest; catch-up covers the rest
+            for key in list(box)[: len(box) - MAX_OUTBOX]:
+                del box[key]
+
+    def catch_up(self, peer: Peer) -> None:
+        """A peer came online: send it our recent jobs."""
+        for job in reversed(self.node.jobs.list(limit=CATCH_UP)):
+            if job.origin_node_id == self.my_id:
+                self._queue(peer.node_id, job.to_json())
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await asyncio.gather(*(self._flush(peer_id) for peer_id in list(self._outbox)))
+
+    async def _flush(self, peer_id: str) -> None:
+        peer = self.peers.peers.get(peer_id)
+        box = self._outbox.pop(peer_id, {})
+        if peer is None or not peer.online or not box:
+            return  # gone or offline: the catch-up when it returns resends what matters
+        records = list(box.values())
+        for start in range(0, len(records), MAX_BATCH):
+            batch = records[start:start + MAX_BATCH]
+            try:
+                await peer.client.call("POST", "/jobs/events", {"jobs": batch}, timeout_s=10.0)
+            except PeerError as exc:
+                log.info("could not send %d job records to %s: %s", len(records) - start, peer.name, exc.message)
+                for record in records[start:]:
+                    self._outbox.setdefault(peer_id, {}).setdefault(record["id"], record)
+                asyncio.get_running_loop().call_later(self.peers.poll_s, self._wake.set)
+                return
+
+    # -- receiving -------------------------------------------------------------------------------------
+
+    def receive(self, pin: PeerPin, records: list[Any]) -> dict[str, int]:
+        stored = ignored = 0
+        for raw in records[: MAX_BATCH * 2]:
+            job = self._valid(raw, pin.node_id)
+            if job is None or self._keep_mine(job):
+                ignored += 1
+                continue
+            if self.node.jobs.upsert(job):
+                stored += 1
+                self.node.bus.publish("workload_updated", job=job.to_json(), source=pin.node_id)
+            else:
+                ignored += 1
+        return {"stored": stored, "ignored": ignored}
+
+    def _valid(self, raw: Any, sender_id: str) -> Workload | None:
+        if not isinstance(raw, dict) or raw.get("origin_node_id") != sender_id:
+            return None
+        if not isinstance(raw.get("id"), str) or not JOB_ID.match(raw["id"]) or raw.get("state") not in STATES:
+            return None
+        if not isinstance(raw.get("updated_at"), (int, float)) or not isinstance(raw.get("created_at"), (int, float)):
+            return None
+        try:
+            return Workload.from_json(raw)
+        except TypeError:
+            return None
+
+    def _keep_mine(self, job: Workload) -> bool:
+        """A job we served for its origin: our own record stays (requester = the origin node)."""
+        if job.serving_node_id != self.my_id:
+            return False
+        existing = self.node.jobs.get(job.id)
+        return existing is not None and existing.serving_node_id == self.my_id
+
+    # -- silence ---------------------------------------------------------------------------------------
+
+    def fail_silent(self, peer: Peer, silent_for: float) -> int:
+        """Mark the running jobs of a peer that went silent as failed, saying why."""
+        count = 0
+        reason = f"node {peer.name} went silent for {silent_for:.0f} s while this job was running"
+        for job in self.node.jobs.list(active_only=True, limit=10_000):
+            involved = {job.origin_node_id, job.serving_node_id}
+            if peer.node_id not in involved or self.my_id in involved:
+                continue  # our own jobs end through their own request way
+            job.state, job.error = "failed", reason
+            job.finished_at = time.time()
+            job.updated_at += 0.001
+            self.node.jobs.upsert(job)
+            self.node.bus.publish("workload_updated", job=job.to_json(), source=self.my_id)
+            count += 1
+        if count:
+            log.info("marked %d jobs of silent peer %s as failed", count, peer.name)
+        return count

@@ -1,0 +1,131 @@
+"""The cluster as one service of a node: trust, cluster port, peers, jobs, pairing, mDNS.
+
+Start order matters: the cluster port is bound first (its real address goes
+into runtime.json and into every pairing exchange), then the peers are
+polled, then mDNS announces a port that already answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from app.services.cluster.discovery import Discovery
+from app.services.cluster.facts import LoadBook, facts_doc, inventory_doc, probe_hardware
+from app.services.cluster.membership import Membership
+from app.services.cluster.pairing_service import PairingService
+from app.services.cluster.peers import Peer, PeerManager
+from app.services.cluster.relay import Relay
+from app.services.cluster.replication import Replication
+from app.services.cluster.server import ClusterHandlers, ClusterServer
+from app.services.cluster.tls import TlsContexts
+from app.services.cluster.trust import PeerPin, TrustStore
+from app.services.errors import ConfigError
+from app.settings import parse_host_port
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+log = logging.getLogger(__name__)
+
+
+class ClusterService:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.state_dir = node.home.root / "cluster"
+        self.state_dir.mkdir(mode=0o700, exist_ok=True)
+        self.trust = TrustStore(self.state_dir / "trust.json")
+        self.contexts = TlsContexts(node.identity, self.trust)
+        # Sent with every call to a peer; the port is filled in once the cluster port is bound.
+        self.self_headers = {"X-Pairwise-Name": node.name[:200], "X-Pairwise-Cluster-Port": ""}
+        self.book = LoadBook()
+        self.hardware: dict[str, Any] = {}
+        self.peers = PeerManager(node.identity, self.trust, node.bus, self.self_headers, self.state_dir,
+                                 on_online=self._peer_online, on_silent=self._peer_silent,
+                                 off_lan_allowed=lambda: node.settings.off_lan == "allow")
+        self.replication = Replication(node, self.peers)
+        self.membership = Membership(node.identity, self.trust, self.peers, node.bus, self.state_dir)
+        self.relay = Relay(node, self.book, self._name_of)
+        handlers = ClusterHandlers(
+            facts=self.facts, inventory=lambda: inventory_doc(node, self.book), relay=self.relay.handle,
+            receive_jobs=self.replication.receive, unpair=self._unpaired_by, heard_from=self.peers.heard_from,
+        )
+        self.server = ClusterServer(self.contexts, handlers, max_body_bytes=node.settings.max_body_bytes)
+        self.pairing: PairingService | None = None
+        self.discovery: Discovery | None = None
+        self._probe: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        settings = self.node.settings
+        host, configured_port = parse_host_port(settings.cluster_listen)
+        address = await self.server.start(settings.cluster_listen)
+        self.self_headers["X-Pairwise-Cluster-Port"] = str(self.server.port)
+        self.node.write_runtime(cluster=address)
+        self.pairing = PairingService(self.node.identity, self.trust, self.node.bus, bind_host=host,
+                                      cluster_port=configured_port, cluster_address=address)
+        self._probe = asyncio.create_task(self._probe_hardware(), name="hardware-probe")
+        self.peers.start()
+        self.replication.start()
+        self.membership.start()
+        if settings.mdns:
+            self.discovery = Discovery(self.node.node_id, self.node.name, host, self.server.port, self.peers.offer)
+            try:
+                await self.discovery.start()
+            except (OSError, ValueError, RuntimeError) as exc:  # no multicast here: peers add still works
+                log.warning("mDNS is unavailable (%s); use 'pairwise peers add HOST:PORT'", exc)
+                self.discovery = None
+
+    async def stop(self) -> None:
+        steps: list[tuple[str, Any]] = [
+            ("mdns", self.discovery.stop() if self.discovery else None),
+            ("pairing", self.pairing.close() if self.pairing else None),
+            ("unpair notices", self.membership.stop()),
+            ("replication", self.replication.stop()),
+            ("peers", self.peers.stop()),
+            ("cluster port", self.server.stop()),
+        ]
+        if self._probe is not None:
+            self._probe.cancel()
+        for label, step in steps:
+            if step is None:
+                continue
+            try:
+                await asyncio.wait_for(step, timeout=5)
+            except Exception as exc:  # keep stopping the rest
+                log.warning("stopping the cluster's %s failed: %s", label, exc)
+        self.contexts.close()
+
+    async def _probe_hardware(self) -> None:
+        with contextlib.suppress(Exception):
+            self.hardware = await probe_hardware()
+
+    # -- hooks -----------------------------------------------------------------------------------------
+
+    def facts(self) -> dict[str, Any]:
+        if not self.hardware:
+            from app.services.node import hardware_summary
+
+            self.hardware = hardware_summary()
+        return facts_doc(self.node, self.book, self.hardware)
+
+    def _name_of(self, node_id: str) -> str | None:
+        peer = self.peers.peers.get(node_id)
+        return peer.name if peer is not None else None
+
+    def _peer_online(self, peer: Peer) -> None:
+        self.replication.catch_up(peer)
+
+    def _peer_silent(self, peer: Peer, silent_for: float) -> None:
+        self.replication.fail_silent(peer, silent_for)
+
+    async def _unpaired_by(self, pin: PeerPin) -> None:
+        self.membership.unpaired_by(pin)
+
+    def require_pairing(self) -> PairingService:
+        if self.pairing is None:
+            raise ConfigError("the cluster is not started yet")
+        return self.pairing
