@@ -106,18 +106,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         paths["pairwise"] = phases.Path(Target("pairwise", node_a.url), [node_a.pid])
         if node_b is not None:
             paths["pairwise_2hop"] = phases.Path(Target("pairwise_2hop", node_b.url), [node_b.pid, node_a.pid])
+        if args.candidate is not None:
+            # The same node from another checkout (a patch under test), measured interleaved with this one.
+            log(f"starting a candidate node from {args.candidate}")
+            cand = Node(work / "node-c", "bench-c", tree=args.candidate)
+            stack.callback(cand.stop)
+            cand.start()
+            cand.add_engine("tiny", tiny.url)
+            paths["candidate"] = phases.Path(Target("candidate", cand.url), [cand.pid])
+            raw["candidate"] = {"tree": str(args.candidate), "startup_s": round(cand.startup_s, 3)}
         if lite is not None:
             paths["litellm"] = phases.Path(Target("litellm", lite.url, {"Authorization": f"Bearer {lite.key}"}),
                                            [lite.pid], tree=True)
 
-        log(f"time to first byte: {settings.latency_requests} sequential requests per path and mode")
-        raw["latency"] = phases.latency(paths, MODEL, settings)
-        log("streaming throughput, paced like a fast engine")
-        raw["throughput_paced"] = phases.throughput(paths, tiny, MODEL, settings, paced=True)
-        log("streaming throughput, unpaced (the router is the bottleneck)")
-        raw["throughput_unpaced"] = phases.throughput(paths, tiny, MODEL, settings, paced=False)
-        log(f"concurrent streams {settings.levels}")
-        raw["concurrency"] = phases.concurrency(paths, tiny, MODEL, settings)
+        if "latency" in args.phases:
+            log(f"time to first byte: {settings.latency_requests} sequential requests per path and mode")
+            raw["latency"] = phases.latency(paths, MODEL, settings)
+        if "throughput" in args.phases:
+            log("streaming throughput, paced like a fast engine")
+            raw["throughput_paced"] = phases.throughput(paths, tiny, MODEL, settings, paced=True)
+            log("streaming throughput, unpaced (the router is the bottleneck)")
+            raw["throughput_unpaced"] = phases.throughput(paths, tiny, MODEL, settings, paced=False)
+        if "concurrency" in args.phases:
+            log(f"concurrent streams {settings.levels}")
+            raw["concurrency"] = phases.concurrency(paths, tiny, MODEL, settings)
         raw["node"]["rss_after_load_mb"] = rss_mb(node_a.pid)
         if lite is not None:
             raw["litellm_proc"]["rss_after_load_mb"] = rss_mb(lite.pid, tree=True)
@@ -130,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a short run (under a minute)")
     parser.add_argument("--no-litellm", action="store_true", help="leave LiteLLM out")
     parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
+    parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},
+                        help="comma-separated subset of latency,throughput,concurrency (default: all)")
+    parser.add_argument("--candidate", type=Path, help="also run a node from this checkout (A/B a patch)")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the raw JSON goes")
     args = parser.parse_args(argv)
     began = time.perf_counter()

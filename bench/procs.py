@@ -145,8 +145,9 @@ class Tiny:
 class Node:
     """`pairwise serve` in its own process with its own home (like tests/support/procs.py NodeProc)."""
 
-    def __init__(self, home: Path, name: str) -> None:
+    def __init__(self, home: Path, name: str, tree: Path = REPO) -> None:
         self.home, self.name = home, name
+        self.tree = tree  # the checkout whose app/ runs (a copy with a candidate patch, for A/B runs)
         self.proc: subprocess.Popen[str] | None = None
         self.log = home.parent / f"{home.name}.log"
         self.runtime: dict[str, Any] = {}
@@ -162,7 +163,7 @@ class Node:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "app", "--home", str(self.home), "serve", "--listen", "127.0.0.1:0",
                  "--cluster-listen", "127.0.0.1:0", "--name", self.name, "--no-mdns"],
-                stdout=out, stderr=subprocess.STDOUT, text=True, env=child_env(), cwd=REPO)
+                stdout=out, stderr=subprocess.STDOUT, text=True, env=child_env(), cwd=self.tree)
 
         def ready() -> dict[str, Any] | None:
             if self.proc is not None and self.proc.poll() is not None:

@@ -66,40 +66,43 @@ def _ratio(a: Any, b: Any) -> str:
 
 def table(raw: dict[str, Any]) -> str:
     rows: list[list[str]] = []
+    paths = PATHS + (("candidate",) if "candidate" in raw else ())
+    headers = HEADERS + (("candidate",) if "candidate" in raw else ())
 
     def row(label: str, values: dict[str, Any], digits: int = 2, ratios: bool = True) -> None:
         pw = values.get("pairwise")
         rows.append([label, *(_fmt(values.get(p), digits) for p in PATHS),
                      _ratio(pw, values.get("direct")) if ratios else "–",
-                     _ratio(pw, values.get("litellm")) if ratios else "–"])
+                     _ratio(pw, values.get("litellm")) if ratios else "–",
+                     *(_fmt(values.get(p), digits) for p in paths[len(PATHS):])])
 
     lat = raw.get("latency", {})
     for mode, title in (("stream", "stream"), ("nonstream", "whole answer")):
         data = lat.get(mode, {})
         direct = data.get("direct", {})
         for q in ("p50", "p99"):
-            row(f"{title} TTFB {q} (ms) ↓", {p: _get(data, p, f"{q}_ms") for p in PATHS})
+            row(f"{title} TTFB {q} (ms) ↓", {p: _get(data, p, f"{q}_ms") for p in paths})
             row(f"  added by router {q} (ms) ↓",
-                {p: added(data[p], direct, f"{q}_ms") for p in PATHS if p in data and p != "direct"})
+                {p: added(data[p], direct, f"{q}_ms") for p in paths if p in data and p != "direct"})
     for key, title in (("throughput_paced", "1 stream, paced"), ("throughput_unpaced", "1 stream, unpaced")):
         data = raw.get(key)
         if not data:
             continue
         rate = data.get("tokens_per_s") or "max"
-        row(f"{title} @{rate} tok/s (chunks/s) ↑", {p: _get(data, p, "chunks_per_s") for p in PATHS}, 0)
-        row("  % of direct ↑", {p: _get(data, p, "pct_of_direct") for p in PATHS}, 1)
-        row("  router CPU per chunk (µs) ↓", {p: _get(data, p, "cpu_us_per_chunk") for p in PATHS}, 1)
+        row(f"{title} @{rate} tok/s (chunks/s) ↑", {p: _get(data, p, "chunks_per_s") for p in paths}, 0)
+        row("  % of direct ↑", {p: _get(data, p, "pct_of_direct") for p in paths}, 1)
+        row("  router CPU per chunk (µs) ↓", {p: _get(data, p, "cpu_us_per_chunk") for p in paths}, 1)
     conc = raw.get("concurrency", {})
     for level in ("1", "16", "64", "256"):
         if level not in conc:
             continue
-        row(f"{level} streams: errors ↓", {p: _get(conc, level, p, "errors") for p in PATHS}, ratios=False)
-        row(f"{level} streams: p99 TTFB (ms) ↓", {p: _get(conc, level, p, "p99_ttfb_ms") for p in PATHS}, 1)
+        row(f"{level} streams: errors ↓", {p: _get(conc, level, p, "errors") for p in paths}, ratios=False)
+        row(f"{level} streams: p99 TTFB (ms) ↓", {p: _get(conc, level, p, "p99_ttfb_ms") for p in paths}, 1)
     node, lite = raw.get("node", {}), raw.get("litellm_proc") or {}
     row("start-up to first answer (s) ↓", {"pairwise": node.get("startup_s"), "litellm": lite.get("startup_s")})
     row("idle RSS (MB) ↓", {"pairwise": node.get("idle_rss_mb"), "litellm": lite.get("idle_rss_mb")}, 1)
-    widths = [max(len(r[i]) for r in [list(HEADERS), *rows]) for i in range(len(HEADERS))]
-    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(HEADERS, widths, strict=True)))]
+    widths = [max(len(r[i]) for r in [list(headers), *rows]) for i in range(len(headers))]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True)))]
     lines.append("  ".join("-" * w for w in widths))
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
