@@ -7,17 +7,26 @@
     tokens.py    what a token may do per namespace
     tuning.py    timing knobs (billing minute, timeouts, polls) from the environment
     service.py   HfService: the node's account (token in the keyring) and look-ups
+    records.py   hf_endpoints.json: each watched endpoint as recorded (drift baseline, last activity)
+    billing.py   billed minutes from observed states
+    lifecycle.py HfLifecycle: state polling, drift, budget, idle pause, wake, pause on exit, reconcile
+    rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     routes.py    control routes under /_pairwise/v1/hf
 
-``attach_hf(node)`` gives a node its HfService (``hf_of(node)`` finds it again).
+``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
+runs first), the lifecycle controller and rented operations; ``hf_of(node)`` finds the service.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.services.hf.routes import hf_routes
+from app.services.hf.lifecycle import HfLifecycle
+from app.services.hf.records import FILE_NAME, EndpointRecords
+from app.services.hf.rented_ops import HfRented
+from app.services.hf.routes import hf_rented_routes, hf_routes
 from app.services.hf.service import HfService
+from app.services.rented import rented_of
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -28,6 +37,14 @@ _ATTR = "hf_service"
 def attach_hf(node: Node) -> HfService:
     service = HfService(node.settings.hf, node.secrets, node.bus, extra_ca=node.extra_ca)
     node.extra_control_routes.extend(hf_routes(service))
+    manager = rented_of(node)
+    if manager is not None:
+        records = EndpointRecords(node.home.root / FILE_NAME)
+        lifecycle = HfLifecycle(service, manager, records, node.bus)
+        ops = HfRented(service, manager, lifecycle, records)
+        node.extra_control_routes.extend(hf_rented_routes(ops))
+        node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
+        node.stop_last.append(lifecycle.stop)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client
     setattr(node, _ATTR, service)
     return service

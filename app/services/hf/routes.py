@@ -8,7 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
-from app.services.errors import PairwiseError
+from app.services.errors import ConfigError, PairwiseError
+from app.services.hf.rented_ops import HfRented
 from app.services.hf.service import HfService
 
 Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
@@ -54,4 +55,35 @@ def hf_routes(hf: HfService) -> list[Route]:
     return [
         ("POST", "/hf/login", login), ("POST", "/hf/logout", logout), ("GET", "/hf/status", status),
         ("GET", "/hf/catalog", catalog), ("GET", "/hf/hardware", hardware), ("GET", "/hf/endpoints", endpoints),
+    ]
+
+
+def hf_rented_routes(ops: HfRented) -> list[Route]:
+    """POST /hf/rented/plan and /hf/rented (create); POST /hf/rented/{name}/pause|resume;
+    DELETE /hf/rented/{name} with {"confirm": "<name>"} (irreversible on HF)."""
+
+    async def plan(request: web.Request) -> web.Response:
+        result = await ops.plan(await json_body(request))
+        result.pop("body", None)
+        return web.json_response(result)
+
+    async def create(request: web.Request) -> web.Response:
+        return web.json_response(await ops.create(await json_body(request)), status=201)
+
+    async def pause(request: web.Request) -> web.Response:
+        return web.json_response(await ops.pause(request.match_info["name"]))
+
+    async def resume(request: web.Request) -> web.Response:
+        return web.json_response(await ops.resume(request.match_info["name"]))
+
+    async def delete(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if (await json_body(request)).get("confirm") != name:
+            raise ConfigError(f"deleting {name} is irreversible on Hugging Face: confirm with {{\"confirm\": \"{name}\"}}")
+        return web.json_response(await ops.delete(name))
+
+    return [
+        ("POST", "/hf/rented/plan", plan), ("POST", "/hf/rented", create),
+        ("POST", "/hf/rented/{name}/pause", pause), ("POST", "/hf/rented/{name}/resume", resume),
+        ("DELETE", "/hf/rented/{name}", delete),
     ]

@@ -51,6 +51,8 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
         "last_error": node.last_error, "allow_models": decl.allow_models,
         "lifecycle": decl.lifecycle.model_dump(), "budget": decl.budget.model_dump(),
         "cost": {k: totals[k] for k in ("session_usd", "day_usd", "month_usd")},
+        # Flat spellings of the same totals, as `rented show --json` promises them (issue 6).
+        "cost_session_usd": totals["session_usd"], "cost_month_usd": totals["month_usd"],
         "ca_file": decl.ca_file,
     }
 

@@ -1,0 +1,149 @@
+"""`pairwise rented create|pause|resume|delete`: Hugging Face endpoints as rented nodes.
+
+These join the `rented` command group of app/cli_rented.py (issue 5) without changing it:
+`register` finds that group's subcommands and adds these four. Everything runs in the node through
+its control API (routes under /hf/rented), with the token the node keeps from `hf login`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from app.cli_common import home_of, on_off, print_json
+from app.cli_rented import ON_OFF, TIMEOUT_S, report
+from app.control_client import ControlClient
+from app.services.errors import ConfigError
+from app.services.hf.models import ENGINES
+from app.services.rented.decl import POLICIES
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> Any:
+    # argparse keeps no public handle on a parser's subcommands; the action is in its action list.
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    raise RuntimeError("the 'rented' command has no subcommands")
+
+
+def register(sub: Any) -> None:
+    rented = sub.choices.get("rented")
+    if rented is not None:
+        add_commands(_subcommands(rented))
+
+
+def add_commands(rsub: Any) -> None:
+    create = rsub.add_parser("create", help="rent a GPU: create a Hugging Face endpoint and attach it")
+    create.add_argument("name", help="rented node name (also the endpoint's name unless --endpoint-name)")
+    create.add_argument("--model", required=True, help="Hugging Face repository id (OWNER/NAME)")
+    create.add_argument("--gpu", help="instance type (nvidia-l4), 'type size' (nvidia-l4 x4) or a compute id; "
+                                      "default: the cheapest available GPU")
+    create.add_argument("--region")
+    create.add_argument("--vendor")
+    create.add_argument("--engine", choices=list(ENGINES))
+    create.add_argument("--namespace", help="account or organisation (default: the token's user)")
+    create.add_argument("--endpoint-name")
+    create.add_argument("--task")
+    create.add_argument("--revision")
+    create.add_argument("--scale-to-zero-min", type=float, help="HF's own idle scale-to-zero (default 15)")
+    create.add_argument("--share", action="store_true", help="share with the cluster (off by default)")
+    create.add_argument("--use", choices=POLICIES)
+    create.add_argument("--cold-start-s", type=float)
+    create.add_argument("--wake-on-request", choices=ON_OFF)
+    create.add_argument("--idle-pause-min", type=float)
+    create.add_argument("--pause-on-exit", choices=ON_OFF)
+    create.add_argument("--budget-usd-per-day", type=float)
+    create.add_argument("--budget-usd-per-month", type=float)
+    create.add_argument("--yes", action="store_true", help="create without asking")
+    create.add_argument("--json", action="store_true")
+    create.set_defaults(handler=cmd_create)
+    for action, text in (("pause", "pause the endpoint (no charge; needs a resume)"), ("resume", "resume it")):
+        parser = rsub.add_parser(action, help=text)
+        parser.add_argument("name")
+        parser.add_argument("--json", action="store_true")
+        parser.set_defaults(handler=cmd_action, action=action)
+    delete = rsub.add_parser("delete", help="delete the endpoint on Hugging Face (irreversible) and detach it")
+    delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="delete without asking (for scripts)")
+    delete.set_defaults(handler=cmd_delete)
+
+
+def create_params(args: argparse.Namespace) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": args.name, "model": args.model}
+    for key in ("gpu", "region", "vendor", "engine", "namespace", "endpoint_name", "task", "revision",
+                "scale_to_zero_min", "use", "cold_start_s", "idle_pause_min"):
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
+    if args.share:
+        params["share_with_cluster"] = True
+    for flag, key in (("wake_on_request", "wake_on_request"), ("pause_on_exit", "pause_on_sponsor_exit")):
+        if getattr(args, flag) is not None:
+            params[key] = on_off(getattr(args, flag))
+    for flag, key in (("budget_usd_per_day", "usd_per_day"), ("budget_usd_per_month", "usd_per_month")):
+        if getattr(args, flag) is not None:
+            params[key] = getattr(args, flag)
+    return params
+
+
+def describe_plan(plan: dict[str, Any]) -> str:
+    price = plan.get("price_per_hour")
+    budget = plan["budget"]
+    caps = []
+    for period in ("day", "month"):
+        cap, hours = budget.get(f"usd_per_{period}"), budget.get(f"hours_per_{period}")
+        if cap is not None:
+            caps.append(f"${cap:.2f} per {period}" + (f" = {hours:g} h of this GPU" if hours is not None else ""))
+    memory = f", {plan['gpu_memory_gb']:g} GB" if plan.get("gpu_memory_gb") else ""
+    lines = [
+        f"Create Hugging Face endpoint {plan['namespace']}/{plan['endpoint']} as rented node {plan['name']}",
+        f"  model:   {plan['model']}" + (f" (engine {plan['engine']})" if plan.get("engine") else ""),
+        f"  GPU:     {plan['gpu']} ({plan['accelerator']}{memory}) in {plan['vendor']} {plan['region']}",
+        f"  price:   ${price:.2f} per hour, billed per minute while initializing and running"
+        if price is not None else "  price:   unknown",
+        f"  access:  {plan['type']} (never public); HF scales it to zero after "
+        f"{plan['scale_to_zero_timeout_min']} min without requests",
+        "  budget:  " + ("; ".join(caps) if caps else "no cap (set one with --budget-usd-per-day)"),
+    ]
+    return "\n".join(lines)
+
+
+def ask(question: str) -> str:
+    print(question, end=" ", flush=True)
+    line = sys.stdin.readline()
+    return line.strip()
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    params = create_params(args)
+    plan = client.call("POST", "/hf/rented/plan", params)
+    if not args.yes:
+        print(describe_plan(plan))
+        if ask("Create it? [y/N]").lower() not in ("y", "yes"):
+            print("not created")
+            return 1
+    row = client.call("POST", "/hf/rented", params)
+    return report(row, args.json)
+
+
+def cmd_action(args: argparse.Namespace) -> int:
+    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/hf/rented/{args.name}/{args.action}")
+    if args.json:
+        print_json(row)
+        return 0
+    print(f"rented node {args.name}: {row.get('hf_state')} on Hugging Face ({row['state']})")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    row = client.call("GET", f"/rented/{args.name}")
+    if not args.yes:
+        print(f"Delete Hugging Face endpoint {row.get('endpoint')} (rented node {args.name})? "
+              "This cannot be undone on Hugging Face.")
+        if ask(f"Type {args.name} to confirm:") != args.name:
+            raise ConfigError(f"not deleted: the confirmation did not match {args.name!r}")
+    result = client.call("DELETE", f"/hf/rented/{args.name}", {"confirm": args.name})
+    print(f"deleted endpoint {result['deleted']} on Hugging Face; rented node {args.name} detached")
+    return 0

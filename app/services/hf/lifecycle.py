@@ -1,0 +1,452 @@
+"""`HfLifecycle`: the sponsor's controller for the Hugging Face endpoints behind its rented nodes.
+
+It plugs into the RentedManager's hooks (see app/services/rented/hooks.py) and runs one loop:
+
+- **State** from the management API only (never an inference call): polled every
+  `poll_starting_s` while an endpoint starts or a pause is pending, every `poll_steady_s` otherwise.
+  HF's word goes to `node.set_hf_state`, which maps it (running → eligible, scaledToZero → cold,
+  paused → paused, pending/initializing/updating → starting, failed/updateFailed → unhealthy with
+  HF's message). A failure emits `rented_failed`.
+- **Drift**: model or hardware changed, type made public, or deleted outside Pairwise → the node is
+  ineligible (`block_reason`, naming what changed); it clears when the endpoint is back as recorded.
+- **Billing**: billed minutes (billing.py) are charged to the manager's meter as each one starts,
+  at HF's hourly price; the manager checks the caps and calls `on_budget_reached`, where a managed
+  endpoint is paused (`budget_paused`). The loop wakes at each minute boundary, so the overshoot
+  past a cap is at most the minute that crossed it.
+- **Idle pause** after `idle_pause_min` (fractions allowed) without a workload: pause, not
+  scale-to-zero (`idle_paused`).
+- **Wake on request** (`before_route`): a paused managed endpoint with `wake_on_request` is
+  resumed (`woke`); the request then waits out the cold start with X-Scale-Up-Timeout.
+- **Pause on sponsor exit** (`on_sponsor_exit`), bounded by `stop_timeout_s`.
+- **Reconcile at start**: a managed endpoint found billing while the sponsor was down is paused if
+  it is over budget, idle, or pause-on-exit is on (a clean exit would have paused it).
+
+A pause that HF refuses or cannot take (429, 5xx, timeouts) is not dropped: its reason stays on
+the watch and the loop asks again until HF reports the endpoint paused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.services.errors import PairwiseError, UpstreamError
+from app.services.events import EventBus
+from app.services.hf.billing import BilledMinutes
+from app.services.hf.client import HuggingFaceClient
+from app.services.hf.errors import HfError, HfNotFound
+from app.services.hf.models import EndpointInfo
+from app.services.hf.records import EndpointRecord, EndpointRecords
+from app.services.hf.service import HfService
+from app.services.rented.manager import RentedManager
+from app.services.rented.upstream import RentedUpstream
+
+log = logging.getLogger(__name__)
+
+STARTING = ("pending", "initializing", "updating")
+PAUSABLE_IDLE = ("pending", "initializing", "updating", "running", "scaledToZero")
+LEFT_RUNNING = ("pending", "initializing", "updating", "running")
+DRIFT_PREFIX = "drifted: "
+PAUSE_EVENTS = {"budget": "budget_paused", "idle": "idle_paused", "start": "reconcile_paused"}
+SAVE_ACTIVITY_EVERY_S = 5.0
+
+
+def is_hf_endpoint(node: RentedUpstream) -> bool:
+    return node.decl.provider == "huggingface-endpoint" and bool(node.decl.endpoint)
+
+
+def split_endpoint(value: str) -> tuple[str, str]:
+    namespace, _, name = value.partition("/")
+    return namespace, name
+
+
+@dataclass
+class Watch:
+    name: str
+    namespace: str
+    endpoint: str
+    billing: BilledMinutes
+    last_activity: float  # monotonic
+    hf_state: str | None = None
+    next_poll: float = 0.0
+    pause_reason: str | None = None  # budget | idle | start | user: a pause still owed to HF
+    pause_detail: str = ""
+    next_pause_try: float = 0.0
+    error: str | None = None  # the last management-API failure, shown until a call succeeds
+    activity_dirty: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def busy(self) -> bool:
+        return any(not t.done() for t in self.tasks)
+
+
+class HfLifecycle:
+    def __init__(self, hf: HfService, manager: RentedManager, records: EndpointRecords, bus: EventBus, *,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+        self.hf, self.manager, self.records, self.bus = hf, manager, records, bus
+        self.tuning = hf.tuning
+        self.clock, self.wall = clock, wall
+        self.watches: dict[str, Watch] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._kick = asyncio.Event()
+        self._saved_at = 0.0
+        hooks = manager.hooks
+        hooks.before_route.append(self.before_route)
+        hooks.on_workload_finished.append(self.on_workload_finished)
+        hooks.on_budget_reached.append(self.on_budget_reached)
+        hooks.on_sponsor_exit.append(self.on_sponsor_exit)
+        hooks.on_detach.append(self.on_detach)
+
+    # -- running -----------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._sync()
+        self._task = asyncio.create_task(self._run(), name="hf-lifecycle")
+        for watch in list(self.watches.values()):
+            self._spawn(watch, self._reconcile(watch))
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+        for watch in self.watches.values():
+            for task in watch.tasks:
+                task.cancel()
+        self._save_activity(force=True)
+
+    def kick(self) -> None:
+        """Look again now (a node was attached, created or changed)."""
+        self._kick.set()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                self._tick()
+            except Exception:  # the controller must outlive any one surprise
+                log.exception("hf lifecycle tick failed")
+            try:
+                await asyncio.wait_for(self._kick.wait(), timeout=self._sleep_s())
+            except TimeoutError:
+                pass
+            self._kick.clear()
+
+    def _sleep_s(self) -> float:
+        now, soonest = self.clock(), 1.0
+        for watch in self.watches.values():
+            candidates = [watch.next_poll - now, watch.billing.next_minute_in(now)]
+            if watch.pause_reason:
+                candidates.append(watch.next_pause_try - now)
+            soonest = min([soonest, *(c for c in candidates if c is not None)])
+        return max(0.005, soonest)
+
+    def _tick(self) -> None:
+        self._sync()
+        now = self.clock()
+        for watch in list(self.watches.values()):
+            node = self.manager.nodes.get(watch.name)
+            if node is None:
+                continue
+            self._charge(watch, node, now)
+            self._check_idle(watch, node, now)
+            if watch.busy():
+                continue
+            if watch.pause_reason and now >= watch.next_pause_try:
+                self._spawn(watch, self._pause(watch))
+            elif now >= watch.next_poll:
+                self._spawn(watch, self._poll(watch))
+        self._save_activity()
+
+    def _spawn(self, watch: Watch, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        watch.tasks.add(task)
+        task.add_done_callback(watch.tasks.discard)
+        task.add_done_callback(lambda _t: self._kick.set())
+
+    def _sync(self) -> None:
+        current = {n.name: n for n in self.manager.nodes.values() if is_hf_endpoint(n)}
+        for name in list(self.watches):
+            if name not in current or self.watches[name].endpoint != split_endpoint(current[name].decl.endpoint or "")[1]:
+                for task in self.watches.pop(name).tasks:
+                    task.cancel()
+        for name, node in current.items():
+            if name not in self.watches:
+                namespace, endpoint = split_endpoint(node.decl.endpoint or "")
+                self.watches[name] = Watch(name, namespace, endpoint, BilledMinutes(self.tuning.billing_minute_s),
+                                           last_activity=self.clock())
+
+    def watch_of(self, node: RentedUpstream) -> Watch | None:
+        if not is_hf_endpoint(node):
+            return None
+        self._sync()
+        return self.watches.get(node.name)
+
+    def _client(self, watch: Watch) -> HuggingFaceClient | None:
+        try:
+            return self.hf.client()
+        except PairwiseError as exc:
+            watch.error = exc.message
+            return None
+
+    # -- observing ---------------------------------------------------------------------------------------------
+
+    async def _poll(self, watch: Watch) -> None:
+        client = self._client(watch)
+        if client is None:
+            watch.next_poll = self.clock() + self.tuning.poll_steady_s
+            return
+        sent = self.clock()
+        try:
+            info = await client.get_endpoint(watch.namespace, watch.endpoint)
+        except HfNotFound:
+            self._deleted(watch)
+            return
+        except HfError as exc:
+            self._failed_call(watch, exc)
+            return
+        finally:
+            watch.next_poll = self.clock() + self.tuning.poll_steady_s
+        await self.observe(watch, info, sent)
+
+    async def observe(self, watch: Watch, info: EndpointInfo, sent: float) -> None:
+        """Take in an endpoint as HF showed it in answer to a request sent at ``sent``."""
+        node = self.manager.nodes.get(watch.name)
+        watch.error = None
+        previous = watch.hf_state
+        watch.hf_state = info.state
+        watch.billing.observe(info.state, sent)
+        starting = info.state in STARTING or (watch.pause_reason is not None and info.state != "paused")
+        watch.next_poll = self.clock() + (self.tuning.poll_starting_s if starting else self.tuning.poll_steady_s)
+        if info.state == "paused" and watch.pause_reason:
+            self._paused(watch)
+        if node is None:
+            return
+        record = self.records.get(watch.name)
+        if record is None:
+            record = EndpointRecord.of(info, created=False)
+            self.records.put(watch.name, record)
+        changed = self._check_drift(node, record.drift(info), watch)
+        node.set_hf_state(info.state, info.message or None)
+        if info.state in ("failed", "updateFailed") and previous != info.state:
+            self.bus.publish("rented_failed", node=watch.name, hf_state=info.state, message=info.message)
+        if previous != info.state or changed:
+            self.manager.changed(f"rented node {watch.name} is {info.state} on Hugging Face")
+        if info.url and node.decl.url != info.url:
+            try:  # HF gives the URL once a replica is scheduled; the node needs it to serve
+                await self.manager.set(watch.name, {"url": info.url})
+            except PairwiseError as exc:
+                watch.error = f"could not take the endpoint's URL: {exc.message}"
+                log.warning("rented node %s: %s", watch.name, watch.error)
+
+    def _check_drift(self, node: RentedUpstream, changes: list[str], watch: Watch) -> bool:
+        if changes:
+            reason = f"{DRIFT_PREFIX}endpoint {watch.namespace}/{watch.endpoint} changed outside Pairwise: " + \
+                     "; ".join(changes)
+            if node.block_reason != reason:
+                node.block_reason = reason
+                self.bus.publish("rented_drifted", node=watch.name, reason=reason)
+                return True
+        elif node.block_reason and node.block_reason.startswith(DRIFT_PREFIX):
+            node.block_reason = None
+            return True
+        return False
+
+    def _deleted(self, watch: Watch) -> None:
+        watch.next_poll = self.clock() + self.tuning.poll_steady_s
+        watch.hf_state = None
+        watch.billing.observe(None, self.clock())
+        watch.pause_reason = None  # nothing left to pause
+        node = self.manager.nodes.get(watch.name)
+        if node is None:
+            return
+        reason = f"{DRIFT_PREFIX}endpoint {watch.namespace}/{watch.endpoint} was deleted outside Pairwise"
+        if node.block_reason != reason:
+            node.block_reason = reason
+            node.set_hf_state(None, "deleted on Hugging Face")
+            self.bus.publish("rented_drifted", node=watch.name, reason=reason)
+            self.manager.changed(f"rented node {watch.name} deleted on Hugging Face")
+
+    def _failed_call(self, watch: Watch, exc: HfError) -> None:
+        watch.error = exc.message
+        log.warning("rented node %s: %s", watch.name, exc.message)
+
+    # -- billing and idle --------------------------------------------------------------------------------------
+
+    def _charge(self, watch: Watch, node: RentedUpstream, now: float) -> None:
+        minutes = watch.billing.due(now)
+        price = node.decl.price_per_hour
+        if minutes and price:
+            self.manager.charge(watch.name, minutes * price / 60.0)
+
+    def _check_idle(self, watch: Watch, node: RentedUpstream, now: float) -> None:
+        life = node.decl.lifecycle
+        if not life.managed or life.idle_pause_min is None or watch.pause_reason:
+            return
+        if watch.hf_state not in PAUSABLE_IDLE or node.in_flight or node.waking:
+            return
+        if now - watch.last_activity >= life.idle_pause_min * 60.0:
+            self.request_pause(watch, "idle", f"no workload for {life.idle_pause_min:g} min")
+
+    def _save_activity(self, *, force: bool = False) -> None:
+        now = self.clock()
+        if not force and now - self._saved_at < SAVE_ACTIVITY_EVERY_S:
+            return
+        self._saved_at = now
+        dirty = False
+        for watch in self.watches.values():
+            record = self.records.get(watch.name)
+            if watch.activity_dirty and record is not None:
+                record.last_activity = self.wall() - (now - watch.last_activity)
+                watch.activity_dirty, dirty = False, True
+        if dirty:
+            self.records.save()
+
+    # -- pausing -----------------------------------------------------------------------------------------------
+
+    def request_pause(self, watch: Watch, reason: str, detail: str = "") -> None:
+        """Owe HF a pause; the loop keeps asking until HF reports the endpoint paused."""
+        if watch.pause_reason in ("budget", "start") and reason == "idle":
+            return
+        watch.pause_reason, watch.pause_detail, watch.next_pause_try = reason, detail, 0.0
+        self.kick()
+
+    async def _pause(self, watch: Watch) -> None:
+        client = self._client(watch)
+        if client is None:
+            watch.next_pause_try = self.clock() + self.tuning.poll_steady_s
+            return
+        async with watch.lock:
+            if watch.pause_reason is None:
+                return
+            sent = self.clock()
+            try:
+                info = await client.pause(watch.namespace, watch.endpoint)
+            except HfNotFound:
+                self._deleted(watch)
+                return
+            except HfError as exc:
+                self._failed_call(watch, exc)
+                watch.next_pause_try = self.clock() + self.tuning.poll_starting_s
+                return
+            await self.observe(watch, info, sent)
+
+    def _paused(self, watch: Watch) -> None:
+        reason, detail = watch.pause_reason, watch.pause_detail
+        watch.pause_reason, watch.pause_detail = None, ""
+        kind = PAUSE_EVENTS.get(reason or "")
+        if kind:
+            log.info("rented node %s paused on Hugging Face (%s)", watch.name, detail or reason)
+            self.bus.publish(kind, node=watch.name, reason=detail or reason)
+
+    async def pause_now(self, node: RentedUpstream, reason: str = "user", detail: str = "") -> EndpointInfo:
+        """Pause at once (a user's `rented pause`, exit); raises HfError if HF will not."""
+        watch = self._require(node)
+        client = self.hf.client()
+        watch.pause_reason, watch.pause_detail = reason, detail
+        async with watch.lock:
+            sent = self.clock()
+            info = await client.pause(watch.namespace, watch.endpoint)
+            await self.observe(watch, info, sent)
+        return info
+
+    async def resume_now(self, node: RentedUpstream) -> EndpointInfo:
+        watch = self._require(node)
+        if node.budget_reason:
+            raise PairwiseError(f"refused to resume {node.name}: {node.budget_reason}", title="Budget reached")
+        async with watch.lock:
+            watch.pause_reason = None
+            watch.last_activity = self.clock()  # a resume starts a fresh idle period
+            sent = self.clock()
+            info = await self.hf.client().resume(watch.namespace, watch.endpoint)
+            await self.observe(watch, info, sent)
+        return info
+
+    def _require(self, node: RentedUpstream) -> Watch:
+        watch = self.watch_of(node)
+        if watch is None:
+            raise PairwiseError(f"rented node {node.name} is not a Hugging Face endpoint", title="Not an HF endpoint")
+        return watch
+
+    # -- hooks -------------------------------------------------------------------------------------------------
+
+    async def before_route(self, node: RentedUpstream) -> None:
+        watch = self.watch_of(node)
+        if watch is None:
+            return
+        watch.last_activity, watch.activity_dirty = self.clock(), True
+        if watch.pause_reason == "idle":
+            watch.pause_reason = None  # work arrived before the idle pause was taken
+        life = node.decl.lifecycle
+        if not (life.managed and life.wake_on_request) or watch.hf_state != "paused":
+            return
+        async with watch.lock:
+            if watch.hf_state != "paused":
+                return
+            sent = self.clock()
+            try:
+                info = await self.hf.client().resume(watch.namespace, watch.endpoint)
+            except (HfError, PairwiseError) as exc:
+                raise UpstreamError(f"could not wake rented node {node.name}: {exc.message}") from None
+            await self.observe(watch, info, sent)
+        self.bus.publish("woke", node=node.name, hf_state=watch.hf_state)
+
+    def on_workload_finished(self, node: RentedUpstream, job: dict[str, Any]) -> None:
+        watch = self.watches.get(node.name)
+        if watch is not None:
+            watch.last_activity, watch.activity_dirty = self.clock(), True
+
+    async def on_budget_reached(self, node: RentedUpstream, reason: str) -> None:
+        watch = self.watch_of(node)
+        if watch is None or not node.decl.lifecycle.managed:
+            return
+        self.request_pause(watch, "budget", reason)
+
+    async def on_sponsor_exit(self, node: RentedUpstream) -> None:
+        if self.watch_of(node) is None:
+            return
+        try:
+            async with asyncio.timeout(self.tuning.stop_timeout_s):
+                await self.pause_now(node, "exit", "the sponsor is stopping")
+            log.info("rented node %s paused on sponsor exit", node.name)
+        except (TimeoutError, PairwiseError) as exc:
+            message = exc.message if isinstance(exc, PairwiseError) else f"no answer within {self.tuning.stop_timeout_s:g} s"
+            log.warning("rented node %s NOT paused on exit (HF's scale-to-zero is the backstop): %s",
+                        node.name, message)
+
+    async def on_detach(self, node: RentedUpstream) -> None:
+        watch = self.watches.pop(node.name, None)
+        if watch is not None:
+            for task in watch.tasks:
+                task.cancel()
+        self.records.forget(node.name)
+
+    # -- reconcile ---------------------------------------------------------------------------------------------
+
+    async def _reconcile(self, watch: Watch) -> None:
+        await self._poll(watch)
+        node = self.manager.nodes.get(watch.name)
+        if node is None or not node.decl.lifecycle.managed or watch.hf_state not in LEFT_RUNNING:
+            return
+        life, record = node.decl.lifecycle, self.records.get(watch.name)
+        why = None
+        if node.budget_reason:
+            why = node.budget_reason
+        elif life.idle_pause_min is not None and (record is None or record.last_activity is None
+                                                  or self.wall() - record.last_activity >= life.idle_pause_min * 60):
+            why = f"idle for more than {life.idle_pause_min:g} min while the sponsor was down"
+        elif life.pause_on_sponsor_exit:
+            why = "left running while the sponsor was down (pause on sponsor exit is on)"
+        if why:
+            self.request_pause(watch, "start", why)
+
+    # -- views -------------------------------------------------------------------------------------------------
+
+    def describe(self, name: str) -> dict[str, Any]:
+        watch = self.watches.get(name)
+        if watch is None:
+            return {}
+        return {"hf_endpoint": f"{watch.namespace}/{watch.endpoint}", "hf_error": watch.error,
+                "pause_pending": watch.pause_reason}

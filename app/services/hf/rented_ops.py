@@ -1,0 +1,199 @@
+"""Rented nodes on Hugging Face endpoints: create, pause, resume, delete, and attach by NS/NAME.
+
+`HfRented` stands on the RentedManager (issue 5) for everything a rented node is once it exists; it
+adds what needs Hugging Face's management API:
+
+- ``await plan(params)``: what ``create`` would do, with the price and what the budget allows (the
+  CLI shows it before asking; the wizard too);
+- ``await create(params)``: create an endpoint that is never public (type ``authenticated``), with
+  HF's scale-to-zero on as a backstop (min replica 0, ``scaleToZeroTimeout`` 15 min unless set),
+  then attach it as a managed rented node using the signed-in token;
+- ``await pause(name)``, ``await resume(name)``, ``await delete(name)`` (HF delete, then detach);
+- ``resolve(decl, token)``: the manager's resolver for ``endpoint: NS/NAME`` declarations: URL,
+  GPU and price from HF; a ``public`` endpoint is refused (anyone with its URL could use it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.services.errors import ConfigError, CredentialError, RefusedError
+from app.services.hf.client import HuggingFaceClient
+from app.services.hf.errors import HfError, HfNotFound
+from app.services.hf.lifecycle import HfLifecycle, split_endpoint
+from app.services.hf.models import ENGINES, EndpointInfo, HardwareRow, create_body, pick_hardware
+from app.services.hf.records import EndpointRecord, EndpointRecords
+from app.services.hf.service import HfService
+from app.services.hf.tokens import CALL, MANAGE, TOKEN_KEY
+from app.services.rented.decl import RentedDecl
+from app.services.rented.manager import RentedManager
+
+HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
+DEFAULT_SCALE_TO_ZERO_MIN = 15.0
+PUBLIC_REFUSAL = ("its type is public, so anyone with its URL could use it; Pairwise attaches only "
+                  "authenticated endpoints (change its type on Hugging Face first)")
+# Settings a `rented create` may carry into the rented node's declaration.
+NODE_SETTINGS = ("share_with_cluster", "use", "cold_start_s", "wake_on_request", "idle_pause_min",
+                 "pause_on_sponsor_exit", "usd_per_day", "usd_per_month")
+
+
+def _hours(cap: float | None, price: float | None) -> float | None:
+    return round(cap / price, 2) if cap is not None and price else None
+
+
+class HfRented:
+    def __init__(self, hf: HfService, manager: RentedManager, lifecycle: HfLifecycle,
+                 records: EndpointRecords) -> None:
+        self.hf, self.manager, self.lifecycle, self.records = hf, manager, lifecycle, records
+        manager.hooks.resolvers.append(self.resolve)
+
+    # -- create ------------------------------------------------------------------------------------------------
+
+    async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = str(params.get("name") or "")
+        model = params.get("model")
+        if not isinstance(model, str) or "/" not in model:
+            raise ConfigError("--model needs a Hugging Face repository id (OWNER/NAME)")
+        if name in self.manager.nodes:
+            raise ConfigError(f"a rented node named {name!r} already exists")
+        endpoint = str(params.get("endpoint_name") or name)
+        if not HF_NAME.match(endpoint):
+            raise ConfigError(f"{endpoint!r} cannot be a Hugging Face endpoint name (1-32 lowercase letters, digits "
+                              "or dashes, starting and ending with a letter or digit); give --endpoint-name")
+        engine = params.get("engine")
+        if engine is not None and engine not in ENGINES:
+            raise ConfigError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
+        namespace = await self.hf.namespace(params.get("namespace"))
+        await self.hf.require(namespace, MANAGE)
+        await self.hf.require(namespace, CALL)
+        row = pick_hardware(await self.hf.hardware(namespace), instance=params.get("gpu"),
+                            region=params.get("region"), vendor=params.get("vendor"))
+        timeout = params.get("scale_to_zero_min", DEFAULT_SCALE_TO_ZERO_MIN)
+        body = create_body(name=endpoint, repository=model, hardware=row, engine=engine,
+                           task=str(params.get("task") or "text-generation"), revision=params.get("revision"),
+                           scale_to_zero_timeout_min=timeout)
+        price = row.pricePerHour
+        day, month = params.get("usd_per_day"), params.get("usd_per_month")
+        return {
+            "name": name, "namespace": namespace, "endpoint": endpoint, "model": model, "engine": engine,
+            "gpu": f"{row.instanceType} {row.instanceSize}", "accelerator": row.accelerator, "vendor": row.vendor,
+            "region": row.region, "gpu_memory_gb": row.gpuMemoryGb, "price_per_hour": price, "type": body["type"],
+            "scale_to_zero_timeout_min": body["compute"]["scaling"]["scaleToZeroTimeout"],
+            "budget": {"usd_per_day": day, "usd_per_month": month, "hours_per_day": _hours(day, price),
+                       "hours_per_month": _hours(month, price)},
+            "body": body,
+        }
+
+    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+        plan = await self.plan(params)
+        client = self.hf.client()
+        token = self.hf.secrets.get(TOKEN_KEY)
+        sent = self.lifecycle.clock()
+        info = await client.create_endpoint(plan["namespace"], plan["body"])
+        self.records.put(plan["name"], EndpointRecord.of(info, created=True))
+        try:
+            await self.manager.attach(self._declaration(plan, params), token)
+        except BaseException:
+            # Never leave a GPU we just rented behind an error: delete what nobody will manage.
+            self.records.forget(plan["name"])
+            try:
+                await client.delete_endpoint(plan["namespace"], plan["endpoint"])
+            except HfError:
+                pass
+            raise
+        node = self.manager.get(plan["name"])
+        watch = self.lifecycle.watch_of(node)
+        if watch is not None:
+            await self.lifecycle.observe(watch, info, sent)
+        self.lifecycle.kick()
+        return self.manager.show(plan["name"])
+
+    def _declaration(self, plan: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        given = {k: params[k] for k in NODE_SETTINGS if params.get(k) is not None}
+        decl: dict[str, Any] = {
+            "name": plan["name"], "provider": "huggingface-endpoint",
+            "endpoint": f"{plan['namespace']}/{plan['endpoint']}", "models": [plan["model"]], "gpu": plan["gpu"],
+            "price_per_hour": plan["price_per_hour"],
+            "share_with_cluster": bool(given.get("share_with_cluster", False)),
+            "lifecycle": {"managed": True,
+                          **{k: given[k] for k in ("wake_on_request", "idle_pause_min", "pause_on_sponsor_exit")
+                             if k in given}},
+            "budget": {k: given[k] for k in ("usd_per_day", "usd_per_month") if k in given},
+        }
+        if "use" in given:
+            decl["routing"] = {"use": given["use"]}
+        if "cold_start_s" in given:
+            decl["timeouts"] = {"cold_start_s": given["cold_start_s"]}
+        return decl
+
+    # -- actions -----------------------------------------------------------------------------------------------
+
+    async def pause(self, name: str) -> dict[str, Any]:
+        await self.lifecycle.pause_now(self.manager.get(name), "user")
+        return self.manager.show(name)
+
+    async def resume(self, name: str) -> dict[str, Any]:
+        await self.lifecycle.resume_now(self.manager.get(name))
+        return self.manager.show(name)
+
+    async def delete(self, name: str) -> dict[str, Any]:
+        node = self.manager.get(name)
+        if not node.decl.endpoint or node.decl.provider != "huggingface-endpoint":
+            raise ConfigError(f"rented node {name} is not a Hugging Face endpoint; use 'pairwise rented detach'")
+        namespace, endpoint = split_endpoint(node.decl.endpoint)
+        try:
+            await self.hf.client().delete_endpoint(namespace, endpoint)
+        except HfNotFound:
+            pass  # already gone on HF: forgetting the node is all that is left
+        await self.manager.detach(name)
+        return {"deleted": f"{namespace}/{endpoint}", "detached": name}
+
+    # -- attach by NS/NAME -------------------------------------------------------------------------------------
+
+    async def resolve(self, decl: RentedDecl, token: str | None) -> RentedDecl:
+        if decl.provider != "huggingface-endpoint" or not decl.endpoint:
+            return decl
+        namespace, endpoint = split_endpoint(decl.endpoint)
+        temporary: HuggingFaceClient | None = None
+        if self.hf.signed_in:
+            client = self.hf.client()
+        elif token:
+            client = temporary = HuggingFaceClient(self.hf.urls, token, extra_ca=self.hf.extra_ca, tuning=self.hf.tuning)
+        else:
+            raise CredentialError(f"attaching endpoint {decl.endpoint} needs Hugging Face's API: sign in with "
+                                  "'pairwise hf login --token-stdin' or give the endpoint's token with --token-stdin")
+        try:
+            info = await client.get_endpoint(namespace, endpoint)
+            if info.is_public:
+                raise RefusedError(f"refused to attach endpoint {decl.endpoint}: {PUBLIC_REFUSAL}",
+                                   title="Public endpoint refused")
+            row = await self._hardware_row(client, info)
+        finally:
+            if temporary is not None:
+                await temporary.aclose()
+        record = self.records.get(decl.name)
+        if record is None or (record.namespace, record.endpoint) != (namespace, endpoint):
+            self.records.put(decl.name, EndpointRecord.of(info, created=False))
+        return self._filled(decl, info, row)
+
+    async def _hardware_row(self, client: HuggingFaceClient, info: EndpointInfo) -> HardwareRow | None:
+        try:
+            rows = await client.hardware(info.namespace)
+        except HfError:
+            return None  # the price is then unknown (the user can give --price-per-hour)
+        return next((r for r in rows if (r.vendor, r.region, r.instanceType, r.instanceSize)
+                     == (info.vendor, info.region, info.instance_type, info.instance_size)), None)
+
+    @staticmethod
+    def _filled(decl: RentedDecl, info: EndpointInfo, row: HardwareRow | None) -> RentedDecl:
+        data = decl.model_dump(mode="json")
+        if info.url and not data.get("url"):
+            data["url"] = info.url
+        if not data.get("gpu"):
+            data["gpu"] = info.gpu
+        if data.get("price_per_hour") is None and row is not None:
+            data["price_per_hour"] = row.pricePerHour
+        if not data.get("models") and info.repository:
+            data["models"] = [info.repository]
+        return RentedDecl.model_validate(data)
