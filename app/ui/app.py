@@ -1,0 +1,168 @@
+"""``TrayApp``: the tray application around one in-process node, on a qasync loop.
+
+Wires the pieces: the node's bus → ``EventBridge`` → views and ``Notifier``; the tray menu and
+the window act through ``NodeFacade``; Quit runs ``quit_node``. Nothing here blocks the loop:
+every service call is a task (``Tasks``), every dialog is opened, not exec'd.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
+
+from app.services.errors import PairwiseError
+from app.ui.aio import Tasks, install_asyncgen_hooks
+from app.ui.bridge import EventBridge
+from app.ui.dialogs import ask
+from app.ui.facade import NodeFacade
+from app.ui.notify import Notification, Notifier, Sink
+from app.ui.quitting import QuitDialog, quit_node
+from app.ui.tray import TrayController
+from app.ui.window import MainWindow
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+    from app.ui.wizard.wizard import RentWizard
+
+log = logging.getLogger(__name__)
+TRAY_WAIT_S = 10.0  # a session's tray host may start after us (the aw-qt lesson)
+
+
+class TrayApp(QObject):
+    quit_finished = Signal()
+
+    def __init__(self, node: Node, *, notify_sink: Sink | None = None, summary_interval_s: float = 60.0,
+                 tray_wait_s: float = TRAY_WAIT_S) -> None:
+        super().__init__()
+        self.node = node
+        self.facade = NodeFacade(node)
+        self.notifier = Notifier(summary_interval_s=summary_interval_s)
+        self.tasks = Tasks(on_error=self.report_error)
+        self.bridge = EventBridge(node.bus)
+        self.tray = TrayController(self.facade, self.notifier, self.tasks)
+        self.notifier.sink = notify_sink or self.tray.show_message
+        self.window = MainWindow(self.facade, self.tasks)
+        self.wizard: RentWizard | None = None
+        self.quit_dialog: QuitDialog | None = None
+        self.tray_wait_s = tray_wait_s
+        self._done = asyncio.Event()
+        self._quitting: asyncio.Task[None] | None = None
+
+        self.bridge.received.connect(self.notifier.on_event)
+        self.bridge.nodes_changed.connect(self.tray.refresh_soon)
+        self.bridge.nodes_changed.connect(self.window.refresh_soon)
+        self.bridge.jobs_changed.connect(self.window.refresh_soon)
+        self.tray.open_requested.connect(self.open_window)
+        self.tray.add_rented_requested.connect(self.open_wizard)
+        self.tray.quit_requested.connect(self.request_quit)
+        self.tray.show_node_requested.connect(self.window.show_node)
+        self.window.add_rented_requested.connect(self.open_wizard)
+        self.window.sign_in_requested.connect(lambda: self.open_wizard(sign_in_only=True))
+        self.window.shown.connect(self.notifier.acknowledge)
+
+    # -- start and run ---------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        install_asyncgen_hooks()
+        await self.node.start()
+        self.tray.start()
+        self.tasks.spawn(self._wait_for_tray(), name="wait for tray")
+
+    async def _wait_for_tray(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.tray_wait_s
+        while not QSystemTrayIcon.isSystemTrayAvailable():
+            if loop.time() >= deadline:
+                log.info("no system tray after %.0f s: showing the window instead", self.tray_wait_s)
+                self.open_window()
+                return
+            await asyncio.sleep(0.25)
+        self.tray.icon.show()
+
+    def install_signal_handlers(self) -> None:
+        """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self.request_quit)
+            except (NotImplementedError, RuntimeError, ValueError):
+                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self.request_quit))
+
+    async def run(self) -> int:
+        """Start, then live until Quit has stopped the node. 0 on a clean quit."""
+        self.install_signal_handlers()
+        try:
+            await self.start()
+        except PairwiseError as exc:
+            box = QMessageBox(QMessageBox.Icon.Critical, exc.title, exc.message, QMessageBox.StandardButton.Ok)
+            await ask(box)
+            return 1
+        await self._done.wait()
+        return 0
+
+    # -- actions ---------------------------------------------------------------------------------------------
+
+    def open_window(self) -> None:
+        self.window.bring_forward()
+
+    def open_wizard(self, sign_in_only: bool = False) -> None:
+        from app.ui.wizard.wizard import RentWizard
+
+        if self.wizard is not None and self.wizard.isVisible():
+            self.wizard.raise_()
+            self.wizard.activateWindow()
+            return
+        self.wizard = RentWizard(self.facade, self.tasks, sign_in_only=sign_in_only)
+        self.wizard.finished.connect(lambda _code: self.window.refresh_soon())
+        self.wizard.show()
+
+    def report_error(self, title: str, message: str) -> None:
+        self.notifier.show(Notification("error", title, message, "error"))
+
+    def request_quit(self) -> None:
+        if self._quitting is None:
+            self._quitting = asyncio.ensure_future(self.quit())
+
+    async def quit(self) -> None:
+        self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets())
+        self.quit_dialog.show()
+        self.window.hide()
+        if self.wizard is not None:
+            self.wizard.hide()
+        try:
+            await quit_node(self.facade, self.quit_dialog)
+        except Exception as exc:  # the node's stop logs its own step failures; never hang in Quit
+            log.error("stopping the node failed: %s", exc)
+        finally:
+            await self.tasks.cancel_all()
+            self.tray.stop()
+            self.bridge.close()
+            self.quit_dialog.close()
+            self._done.set()
+            self.quit_finished.emit()
+
+
+def has_display(env: dict[str, str] | Any = None) -> bool:
+    """Can Qt show a window here? Linux needs X11 or Wayland, unless a platform is forced
+    (QT_QPA_PLATFORM=offscreen for tests and screenshots); macOS and Windows always can."""
+    import os
+    import sys
+
+    env = os.environ if env is None else env
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("QT_QPA_PLATFORM"))
+
+
+def application() -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(["pairwise"])
+    app.setApplicationName("Pairwise")
+    app.setQuitOnLastWindowClosed(False)  # closing the window keeps the tray
+    return app

@@ -1,0 +1,266 @@
+"""The tray's one window onto a node: snapshots to read, the control API's own service methods
+to act. Views and the tray talk to a ``NodeFacade`` only, never to the services behind it, so
+they can be tested against a fake and never reach into service internals.
+
+Snapshots are plain dicts/lists (the shapes ``pairwise ... --json`` prints). Actions are
+coroutines; they raise ``PairwiseError`` subclasses whose title and message the UI shows as is.
+Features that are not attached to this node (the cluster, the Hugging Face lifecycle) answer
+with empty snapshots and refuse actions naming what is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from app.services.errors import ConfigError, PairwiseError
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+log = logging.getLogger(__name__)
+
+
+class FeatureMissing(PairwiseError):
+    title = "Not available"
+
+
+def _rented(node: Any) -> Any:
+    try:
+        from app.services.rented import rented_of
+    except ImportError:  # pragma: no cover - the rented package is part of every build
+        return None
+    return rented_of(node)
+
+
+def _hf(node: Any) -> Any:
+    try:
+        from app.services.hf import hf_of
+    except ImportError:  # pragma: no cover
+        return None
+    return hf_of(node)
+
+
+def _pin_row(pin: Any) -> dict[str, Any]:
+    return {"id": pin.node_id, "name": pin.name, "address": pin.address, "fingerprint": pin.fingerprint}
+
+
+class NodeFacade:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    # -- snapshots -------------------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def home(self) -> str:
+        return str(self.node.home.root)
+
+    def status(self) -> dict[str, Any]:
+        return self.node.status()
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """Every node: this one, its rented nodes (local rows with costs), peers and their shared rented nodes."""
+        rows = self.node.nodes()
+        local = {r["name"]: r for r in self.rented()}
+        # The sponsor's own rented rows carry what only the sponsor may see (costs, HF's message).
+        return [{**r, **local[r["name"]]} if r.get("kind") == "rented" and r.get("name") in local
+                and r.get("sponsor_id") == self.node.node_id else r for r in rows]
+
+    def rented(self) -> list[dict[str, Any]]:
+        manager = _rented(self.node)
+        return manager.list() if manager is not None else []
+
+    def rented_row(self, name: str) -> dict[str, Any] | None:
+        return next((r for r in self.rented() if r.get("name") == name), None)
+
+    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+        return [j.to_json() for j in self.node.jobs.list(active_only=active_only, limit=limit)]
+
+    def engines(self) -> list[dict[str, Any]]:
+        return self.node.engines.describe()
+
+    def off_lan_policy(self) -> str:
+        return self.node.settings.off_lan
+
+    def hf_available(self) -> bool:
+        return _hf(self.node) is not None
+
+    def hf_signed_in(self) -> bool:
+        hf = _hf(self.node)
+        return bool(hf is not None and hf.signed_in)
+
+    def pause_on_exit_targets(self) -> list[str]:
+        """Rented nodes that Quit will pause (managed, pause on exit on, not already paused)."""
+        return [r["name"] for r in self.rented()
+                if (r.get("lifecycle") or {}).get("managed") and (r.get("lifecycle") or {}).get("pause_on_sponsor_exit")
+                and r.get("hf_state") not in ("paused", "failed", None)]
+
+    # -- Hugging Face account and look-ups -------------------------------------------------------------------
+
+    def _hf_service(self) -> Any:
+        hf = _hf(self.node)
+        if hf is None:
+            raise FeatureMissing("this node has no Hugging Face adapter attached")
+        return hf
+
+    async def hf_status(self) -> dict[str, Any]:
+        return await self._hf_service().status()  # type: ignore[no-any-return]
+
+    async def hf_login(self, token: str) -> dict[str, Any]:
+        return await self._hf_service().login(token)  # type: ignore[no-any-return]
+
+    async def hf_logout(self) -> None:
+        await self._hf_service().logout()
+
+    async def hf_catalog(self, search: str | None = None) -> list[dict[str, Any]]:
+        return [m.to_json() for m in await self._hf_service().catalog(search)]
+
+    async def hf_hardware(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        return [r.to_json() for r in await self._hf_service().hardware(namespace)]
+
+    # -- rented nodes ----------------------------------------------------------------------------------------
+
+    def _manager(self) -> Any:
+        manager = _rented(self.node)
+        if manager is None:
+            raise FeatureMissing("this node has no rented-node manager attached")
+        return manager
+
+    def _ops(self) -> Any:
+        """The Hugging Face rented operations (plan, create, pause, resume, delete), when attached.
+
+        ``attach_hf`` keeps them in the control routes and the manager's resolver hook only; until it
+        offers an accessor, they are found through that documented hook (the resolver is a method of
+        the operations object)."""
+        ops = getattr(self.node, "hf_rented", None)
+        if ops is None:
+            try:
+                from app.services.hf import hf_rented_of  # type: ignore[attr-defined]
+            except ImportError:
+                hf_rented_of = None
+            if hf_rented_of is not None:
+                ops = hf_rented_of(self.node)
+        manager = _rented(self.node)
+        if ops is None and manager is not None:
+            for resolver in manager.hooks.resolvers:
+                owner = getattr(resolver, "__self__", None)
+                if owner is not None and all(hasattr(owner, m) for m in ("plan", "create", "pause", "resume")):
+                    ops = owner
+                    break
+        if ops is None:
+            raise FeatureMissing("this node has no Hugging Face rented operations attached")
+        return ops
+
+    async def rented_attach(self, decl: dict[str, Any], token: str | None) -> dict[str, Any]:
+        return await self._manager().attach(decl, token)  # type: ignore[no-any-return]
+
+    async def rented_set(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return await self._manager().set(name, changes)  # type: ignore[no-any-return]
+
+    async def rented_detach(self, name: str) -> None:
+        await self._manager().detach(name)
+
+    async def rented_plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What ``rented_create(params)`` would do: price, GPU, what the budget allows (nothing rented yet)."""
+        return await self._ops().plan(params)  # type: ignore[no-any-return]
+
+    async def rented_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._ops().create(params)  # type: ignore[no-any-return]
+
+    async def rented_pause(self, name: str) -> dict[str, Any]:
+        return await self._ops().pause(name)  # type: ignore[no-any-return]
+
+    async def rented_resume(self, name: str) -> dict[str, Any]:
+        return await self._ops().resume(name)  # type: ignore[no-any-return]
+
+    async def rented_delete(self, name: str) -> None:
+        await self._ops().delete(name)
+
+    def is_managed(self, name: str) -> bool:
+        row = self.rented_row(name) or {}
+        return bool((row.get("lifecycle") or {}).get("managed"))
+
+    # -- settings, engines, cluster --------------------------------------------------------------------------
+
+    async def set_off_lan(self, policy: str) -> None:
+        if policy not in ("allow", "deny"):
+            raise ConfigError(f"off-LAN policy must be allow or deny, not {policy!r}")
+        settings = self.node.settings
+        settings.off_lan = policy  # type: ignore[assignment]
+        self.node.settings_store.save(settings)
+        self.node.bus.publish("node_changed", node=self.node.name, reason=f"off-LAN routing {policy}")
+
+    async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+        return await self.node.engines.add(data, token)
+
+    async def engine_remove(self, name: str) -> None:
+        await self.node.engines.remove(name)
+
+    def _cluster(self) -> Any:
+        cluster = getattr(self.node, "cluster", None)
+        if cluster is None:
+            raise FeatureMissing("this node has no cluster attached (pairing needs it)")
+        return cluster
+
+    def cluster_available(self) -> bool:
+        return getattr(self.node, "cluster", None) is not None
+
+    def peers(self) -> list[dict[str, Any]]:
+        cluster = getattr(self.node, "cluster", None)
+        if cluster is None:
+            return []
+        return list(cluster.peers.peer_rows())
+
+    async def pair_invite(self, ttl_s: float = 300.0) -> dict[str, Any]:
+        """A new PIN; the pairing port stays open until a node joins, the PIN expires or it is cancelled."""
+        made = await self._cluster().require_pairing().invite(ttl_s)
+        return {"pin": made.pin, "address": made.address, "expires_at": made.expires_at.timestamp()}
+
+    async def pair_wait(self, timeout_s: float | None = None) -> dict[str, Any]:
+        pin = await self._cluster().require_pairing().wait(timeout_s)
+        return _pin_row(pin)
+
+    async def pair_cancel(self) -> None:
+        await self._cluster().require_pairing().cancel()
+
+    async def pair_join(self, address: str, pin: str) -> dict[str, Any]:
+        return _pin_row(await self._cluster().require_pairing().join(address, pin))
+
+    async def unpair(self, node_id: str) -> dict[str, Any]:
+        return await self._cluster().membership.remove(node_id)  # type: ignore[no-any-return]
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def watch_pause_on_exit(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(rented node name)`` as pause-on-exit reaches each node (a documented
+        ``on_sponsor_exit`` hook that only reports); returns a function that removes it."""
+        manager = _rented(self.node)
+        if manager is None:
+            return lambda: None
+
+        async def report(node: Any) -> None:
+            callback(str(node.name))
+
+        manager.hooks.on_sponsor_exit.insert(0, report)
+        return lambda: manager.hooks.on_sponsor_exit.remove(report) if report in manager.hooks.on_sponsor_exit else None
+
+    async def stop(self, progress: Callable[[str], None] | None = None) -> None:
+        """The node's own stop (pause-on-exit first); ``progress(label)`` before each first step."""
+        if progress is not None:
+            self.node.stop_first[:] = [(label, _announced(label, hook, progress))
+                                       for label, hook in self.node.stop_first]
+        await self.node.stop()
+
+
+def _announced(label: str, hook: Callable[[], Awaitable[None]],
+               progress: Callable[[str], None]) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        progress(label)
+        await hook()
+
+    return run

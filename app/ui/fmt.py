@@ -1,0 +1,69 @@
+"""How the tray writes money, durations and states (one place, so every view agrees)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+
+def money(usd: float | None, *, precise: bool = False) -> str:
+    if usd is None:
+        return "–"
+    if precise or 0 < abs(usd) < 0.1:
+        return f"${usd:.4f}"
+    return f"${usd:.2f}"
+
+
+def price(per_hour: float | None) -> str:
+    return "price unknown" if per_hour is None else f"${per_hour:.2f}/h"
+
+
+def hours(value: float) -> str:
+    """1 → "1 h", 5.5555 → "5.5 h" (rounded down: a cap is never overstated), 0.25 → "15 min"."""
+    if value < 1:
+        return f"{int(value * 60)} min"
+    tenths = int(value * 10) / 10
+    return f"{tenths:g} h"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s"
+    h, m = divmod(minutes, 60)
+    return f"{h} h {m} min"
+
+
+def when(ts: float | None) -> str:
+    if not ts:
+        return "–"
+    return time.strftime("%H:%M:%S" if time.time() - ts < 86400 else "%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def node_state(row: dict[str, Any]) -> str:
+    """The state word a node row shows: a rented node's own state, else online/offline."""
+    if row.get("state"):
+        return str(row["state"])
+    return "online" if row.get("online", True) else "offline"
+
+
+def job_duration(job: dict[str, Any]) -> float | None:
+    if job.get("duration_s") is not None:
+        return float(job["duration_s"])
+    started = job.get("started_at") or job.get("created_at")
+    if started and job.get("state") in ("queued", "running"):
+        return max(0.0, time.time() - float(started))
+    return None
+
+
+def tokens(job: dict[str, Any]) -> str:
+    p, c = job.get("prompt_tokens"), job.get("completion_tokens")
+    if p is None and c is None:
+        return "–"
+    return f"{p or 0} → {c or 0}"

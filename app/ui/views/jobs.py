@@ -1,0 +1,87 @@
+"""Jobs: what is running now and what ran, newest first. Off-LAN work is flagged with the
+rented node that served it; each row has its serving node, origin, duration, tokens and cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui import fmt
+from app.ui.facade import NodeFacade
+
+COLUMNS = ["Started", "Model", "State", "Served by", "Off-LAN", "Origin", "Requester", "Duration", "Tokens", "Cost"]
+HISTORY_LIMIT = 200
+OFF_LAN_COLOUR = QColor("#b06a00")
+
+
+def job_cells(job: dict[str, Any]) -> list[str]:
+    off_lan = f"⚠ off-LAN · {job.get('rented_node') or job.get('serving_node')}" if job.get("off_lan") else ""
+    state = str(job.get("state"))
+    if job.get("error"):
+        state += f": {job['error']}"
+    return [fmt.when(job.get("created_at")), str(job.get("model")), state, str(job.get("serving_node") or "–"),
+            off_lan, str(job.get("origin_node") or "–"), str(job.get("requester") or "–"),
+            fmt.duration(fmt.job_duration(job)), fmt.tokens(job),
+            fmt.money(job.get("cost_usd"), precise=True) if job.get("cost_usd") is not None else "–"]
+
+
+def _table(name: str) -> QTableWidget:
+    table = QTableWidget(0, len(COLUMNS))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(COLUMNS)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.verticalHeader().setVisible(False)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+class JobsView(QWidget):
+    def __init__(self, facade: NodeFacade, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.facade = facade
+        layout = QVBoxLayout(self)
+        self.active_label = QLabel("Active")
+        self.active = _table("activeJobs")
+        self.active.setMaximumHeight(160)
+        self.history_label = QLabel("History")
+        self.history = _table("jobHistory")
+        for widget in (self.active_label, self.active, self.history_label, self.history):
+            layout.addWidget(widget)
+
+    def refresh(self) -> None:
+        jobs = self.facade.jobs(limit=HISTORY_LIMIT)
+        active = [j for j in jobs if j.get("state") in ("queued", "running")]
+        done = [j for j in jobs if j.get("state") not in ("queued", "running")]
+        self.active_label.setText(f"Active ({len(active)})")
+        self.history_label.setText(f"History (last {len(done)})")
+        self._fill(self.active, active)
+        self._fill(self.history, done)
+
+    def _fill(self, table: QTableWidget, jobs: list[dict[str, Any]]) -> None:
+        table.setRowCount(len(jobs))
+        for r, job in enumerate(jobs):
+            for c, text in enumerate(job_cells(job)):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, job.get("id"))
+                if job.get("off_lan"):
+                    item.setForeground(QBrush(OFF_LAN_COLOUR))
+                    item.setToolTip(f"This prompt left your LAN: served by {job.get('rented_node')}")
+                table.setItem(r, c, item)
+
+    def cells(self, table: QTableWidget) -> list[list[str]]:
+        """The table as text (for tests and the screenshot tool)."""
+        return [[(cell.text() if (cell := table.item(r, c)) is not None else "") for c in range(table.columnCount())]
+                for r in range(table.rowCount())]

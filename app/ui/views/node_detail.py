@@ -1,0 +1,257 @@
+"""One node in detail. A rented node shows its state and Hugging Face's own message, session,
+day and month cost, its budget and idle settings (editable), and Pause, Resume and Delete; a
+LAN node shows its machine, engines and models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui import fmt
+from app.ui.aio import Tasks
+from app.ui.dialogs import confirm
+from app.ui.facade import NodeFacade
+from app.ui.tray_model import PAUSABLE_HF_STATES, RESUMABLE_HF_STATES
+
+
+def _spin(maximum: float, suffix: str, decimals: int = 2) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(0, maximum)
+    box.setDecimals(decimals)
+    box.setSuffix(suffix)
+    box.setSpecialValueText("none")  # 0 means "no cap" / "off"
+    return box
+
+
+def what_delete_loses(row: dict[str, Any]) -> str:
+    name = row.get("name")
+    models = ", ".join(row.get("models") or []) or "its models"
+    if (row.get("lifecycle") or {}).get("managed"):
+        where = row.get("endpoint") or "the endpoint"
+        return (f"This deletes the Hugging Face endpoint {where} for good: its configuration and its URL cannot "
+                f"be recovered, and {models} leave your cluster. Billing for it stops. Jobs history and costs stay.")
+    return (f"Pairwise forgets {name} and removes its token from the keyring; {models} leave your cluster. "
+            f"The endpoint itself is not deleted: it keeps running at {row.get('provider')} (and billing, if it "
+            "does) until you stop it there.")
+
+
+class NodeDetail(QWidget):
+    changed = Signal()
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.facade, self.tasks = facade, tasks
+        self.setObjectName("nodeDetail")
+        self.name: str | None = None
+        self.row: dict[str, Any] = {}
+        layout = QVBoxLayout(self)
+        self.title = QLabel("Select a node")
+        self.title.setObjectName("detailTitle")
+        self.title.setStyleSheet("font-size: 16px; font-weight: bold")
+        self.subtitle = QLabel("")
+        self.subtitle.setWordWrap(True)
+        layout.addWidget(self.title)
+        layout.addWidget(self.subtitle)
+        self.facts = QFormLayout()
+        facts_box = QGroupBox("State")
+        facts_box.setLayout(self.facts)
+        layout.addWidget(facts_box)
+
+        self.settings_box = QGroupBox("Budget and idle")
+        form = QFormLayout(self.settings_box)
+        self.day_cap = _spin(100_000, " $/day")
+        self.month_cap = _spin(1_000_000, " $/month")
+        self.idle_min = _spin(10_000, " min idle", 1)
+        self.wake = QCheckBox("Wake on request")
+        self.pause_on_exit = QCheckBox("Pause when Pairwise quits")
+        form.addRow("Daily budget", self.day_cap)
+        form.addRow("Monthly budget", self.month_cap)
+        form.addRow("Pause after", self.idle_min)
+        form.addRow(self.wake)
+        form.addRow(self.pause_on_exit)
+        self.apply_button = QPushButton("Apply")
+        self.apply_button.clicked.connect(self.apply_settings)
+        form.addRow(self.apply_button)
+        layout.addWidget(self.settings_box)
+
+        buttons = QHBoxLayout()
+        self.pause_button = QPushButton("Pause")
+        self.resume_button = QPushButton("Resume")
+        self.delete_button = QPushButton("Delete…")
+        for button in (self.pause_button, self.resume_button, self.delete_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        self.pause_button.clicked.connect(lambda: self._spawn("pause"))
+        self.resume_button.clicked.connect(lambda: self._spawn("resume"))
+        self.delete_button.clicked.connect(lambda: self._spawn("delete"))
+        layout.addLayout(buttons)
+        self.message = QLabel("")
+        self.message.setObjectName("detailMessage")
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        layout.addStretch(1)
+        self.show_node(None)
+
+    # -- showing ---------------------------------------------------------------------------------------------
+
+    def show_node(self, name: str | None) -> None:
+        if name != self.name:
+            self.message.setText("")
+        self.name = name
+        self.refresh()
+
+    def _fact(self, label: str, value: Any) -> None:
+        text = QLabel(str(value))
+        text.setWordWrap(True)
+        self.facts.addRow(label, text)
+
+    def fact_text(self, label: str) -> str | None:
+        for i in range(self.facts.rowCount()):
+            item = self.facts.itemAt(i, QFormLayout.ItemRole.LabelRole)
+            name = item.widget() if item is not None else None
+            if isinstance(name, QLabel) and name.text() == label:
+                field = self.facts.itemAt(i, QFormLayout.ItemRole.FieldRole)
+                value = field.widget() if field is not None else None
+                return value.text() if isinstance(value, QLabel) else None
+        return None
+
+    def refresh(self) -> None:
+        while self.facts.rowCount():
+            self.facts.removeRow(0)
+        rows = {n.get("name"): n for n in self.facade.nodes()}
+        row = rows.get(self.name) if self.name else None
+        own = self.facade.rented_row(self.name) if self.name else None
+        self.row = own or row or {}
+        rented = bool(row and row.get("kind") == "rented") or own is not None
+        self.settings_box.setVisible(own is not None)
+        for button in (self.pause_button, self.resume_button, self.delete_button):
+            button.setVisible(own is not None)
+        if not self.row:
+            self.title.setText("Select a node" if not self.name else f"{self.name} is gone")
+            self.subtitle.setText("")
+            return
+        if rented:
+            self._show_rented(self.row, own is not None)
+        else:
+            self._show_lan(self.row)
+
+    def _show_rented(self, row: dict[str, Any], own: bool) -> None:
+        self.title.setText(f"{row.get('name')} — Rented · off-LAN")
+        self.subtitle.setText(f"{row.get('gpu') or 'GPU unknown'} at {row.get('provider')}, "
+                              f"{fmt.price(row.get('price_per_hour'))}, sponsored by {row.get('sponsor')}. "
+                              "Prompts served here leave your LAN.")
+        self._fact("State", fmt.node_state(row) + (" (eligible)" if row.get("eligible") else ""))
+        if row.get("hf_state"):
+            self._fact("Hugging Face says", row["hf_state"] + (f": {row['hf_message']}" if row.get("hf_message") else ""))
+        if row.get("reason"):
+            self._fact("Why", row["reason"])
+        for key, label in (("credential_error", "Credential"), ("warning", "Warning"), ("last_error", "Last error")):
+            if row.get(key):
+                self._fact(label, row[key])
+        self._fact("Models", ", ".join(row.get("models") or []) or "–")
+        self._fact("Routing", f"{row.get('policy')}; shared with cluster: {'yes' if row.get('shared') else 'no'}")
+        if not own:
+            return
+        cost = row.get("cost") or {}
+        self._fact("Cost this session", fmt.money(cost.get("session_usd")))
+        self._fact("Cost today", fmt.money(cost.get("day_usd")))
+        self._fact("Cost this month", fmt.money(cost.get("month_usd")))
+        if row.get("endpoint"):
+            self._fact("Endpoint", row["endpoint"])
+        budget, life = row.get("budget") or {}, row.get("lifecycle") or {}
+        self._fact("Budget", f"{fmt.money(budget.get('usd_per_day')) if budget.get('usd_per_day') is not None else 'no cap'}"
+                             f"/day, {fmt.money(budget.get('usd_per_month')) if budget.get('usd_per_month') is not None else 'no cap'}/month")
+        idle = life.get("idle_pause_min")
+        self._fact("Idle pause", f"after {idle:g} min" if idle else "off")
+        self.day_cap.setValue(budget.get("usd_per_day") or 0)
+        self.month_cap.setValue(budget.get("usd_per_month") or 0)
+        self.idle_min.setValue(idle or 0)
+        self.wake.setChecked(bool(life.get("wake_on_request")))
+        self.pause_on_exit.setChecked(bool(life.get("pause_on_sponsor_exit", True)))
+        managed = bool(life.get("managed"))
+        hf_state = row.get("hf_state")
+        self.pause_button.setEnabled(managed and hf_state in PAUSABLE_HF_STATES)
+        self.resume_button.setEnabled(managed and hf_state in RESUMABLE_HF_STATES)
+        self.delete_button.setText("Delete…" if managed else "Remove from Pairwise…")
+        for widget in (self.idle_min, self.wake, self.pause_on_exit):
+            widget.setEnabled(managed)
+
+    def _show_lan(self, row: dict[str, Any]) -> None:
+        where = "this machine" if row.get("kind") == "local" else "a LAN peer"
+        self.title.setText(f"{row.get('name')} — {where}")
+        hw = row.get("hardware") or {}
+        gpus = ", ".join(g.get("name", "?") for g in hw.get("gpus") or []) or "no GPU found"
+        self.subtitle.setText(f"{row.get('os') or ''} · {hw.get('cpus') or '?'} CPUs · "
+                              f"{hw.get('memory_gb') or '?'} GB · {gpus}")
+        self._fact("State", fmt.node_state(row))
+        self._fact("In flight", row.get("in_flight", 0))
+        for engine in row.get("engines") or []:
+            status = engine.get("error") or "ok"
+            self._fact(f"Engine {engine.get('name')}", f"{engine.get('api')} at {engine.get('url')} — {status}; "
+                                                       f"models: {', '.join(engine.get('models') or []) or 'none'}")
+        self._fact("Models", ", ".join(row.get("models") or []) or "–")
+
+    # -- actions ---------------------------------------------------------------------------------------------
+
+    def _spawn(self, verb: str) -> None:
+        if self.name:
+            self.tasks.spawn(self.act(verb, self.name), name=f"{verb} {self.name}", on_error=self._failed)
+
+    def _failed(self, title: str, message: str) -> None:
+        self.message.setText(f"{title}: {message}")
+
+    async def act(self, verb: str, name: str) -> bool:
+        row = dict(self.row)
+        if verb == "pause":
+            self.message.setText(f"Pausing {name}…")
+            await self.facade.rented_pause(name)
+            self.message.setText(f"{name} paused; billing stops.")
+        elif verb == "resume":
+            self.message.setText(f"Resuming {name}… (billing starts when it initializes)")
+            await self.facade.rented_resume(name)
+            self.message.setText(f"{name} is resuming.")
+        elif verb == "delete":
+            managed = bool((row.get("lifecycle") or {}).get("managed"))
+            title = f"Delete {name}?" if managed else f"Remove {name} from Pairwise?"
+            if not await confirm(self, title, title, action="Delete" if managed else "Remove",
+                                 informative=what_delete_loses(row), destructive=True):
+                return False
+            if managed:
+                await self.facade.rented_delete(name)
+            else:
+                await self.facade.rented_detach(name)
+            self.message.setText(f"{name} {'deleted' if managed else 'removed'}.")
+        self.changed.emit()
+        self.refresh()
+        return True
+
+    def apply_settings(self) -> None:
+        if not self.name:
+            return
+        changes: dict[str, Any] = {
+            "budget.usd_per_day": self.day_cap.value() or None,
+            "budget.usd_per_month": self.month_cap.value() or None,
+        }
+        if (self.row.get("lifecycle") or {}).get("managed"):
+            changes.update({"lifecycle.idle_pause_min": self.idle_min.value() or None,
+                            "lifecycle.wake_on_request": self.wake.isChecked(),
+                            "lifecycle.pause_on_sponsor_exit": self.pause_on_exit.isChecked()})
+
+        async def run(name: str) -> None:
+            await self.facade.rented_set(name, changes)
+            self.message.setText(f"{name}: settings saved.")
+            self.refresh()
+
+        self.tasks.spawn(run(self.name), name=f"set {self.name}", on_error=self._failed)

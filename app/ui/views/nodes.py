@@ -1,0 +1,85 @@
+"""The node list: every node in one table. Rented nodes say **Rented · off-LAN** with GPU,
+provider, state, price and sponsor; LAN nodes show their engines and models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from app.ui import fmt
+from app.ui.facade import NodeFacade
+
+COLUMNS = ["Name", "Kind", "State", "GPU / engines", "Provider", "Price", "Sponsor", "Models"]
+RENTED_LABEL = "Rented · off-LAN"
+OFF_LAN_COLOUR = QColor("#b06a00")
+
+
+def row_cells(node: dict[str, Any]) -> list[str]:
+    models = ", ".join(node.get("models") or []) or "–"
+    if node.get("kind") == "rented":
+        state = fmt.node_state(node)
+        if node.get("hf_state") and node.get("hf_state") != state:
+            state = f"{state} ({node['hf_state']})"
+        return [str(node.get("name")), str(node.get("label") or RENTED_LABEL), state, str(node.get("gpu") or "–"),
+                str(node.get("provider") or "–"), fmt.price(node.get("price_per_hour")),
+                str(node.get("sponsor") or "–"), models]
+    engines = ", ".join(f"{e.get('name')} ({e.get('api')})" for e in node.get("engines") or []) or "no engines"
+    kind = "This machine" if node.get("kind") == "local" else "LAN"
+    return [str(node.get("name")), kind, fmt.node_state(node), engines, "–", "free", "–", models]
+
+
+class NodeList(QTableWidget):
+    node_selected = Signal(str)
+
+    def __init__(self, facade: NodeFacade, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(COLUMNS), parent)
+        self.facade = facade
+        self.setObjectName("nodeList")
+        self.setHorizontalHeaderLabels(COLUMNS)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.verticalHeader().setVisible(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+        self.rows: list[dict[str, Any]] = []
+        self.itemSelectionChanged.connect(self._selected)
+
+    def refresh(self) -> None:
+        current = self.selected_name()
+        self.rows = self.facade.nodes()
+        self.blockSignals(True)
+        self.setRowCount(len(self.rows))
+        bold = QFont()
+        bold.setBold(True)
+        for r, node in enumerate(self.rows):
+            for c, text in enumerate(row_cells(node)):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, node.get("name"))
+                if node.get("kind") == "rented" and c == 1:
+                    item.setForeground(QBrush(OFF_LAN_COLOUR))
+                    item.setFont(bold)
+                    item.setToolTip("Prompts served here leave your LAN")
+                self.setItem(r, c, item)
+        self.blockSignals(False)
+        if current:
+            self.select(current)
+
+    def selected_name(self) -> str | None:
+        items = self.selectedItems()
+        return str(items[0].data(Qt.ItemDataRole.UserRole)) if items else None
+
+    def select(self, name: str) -> bool:
+        for r, node in enumerate(self.rows):
+            if node.get("name") == name:
+                self.selectRow(r)
+                return True
+        return False
+
+    def _selected(self) -> None:
+        name = self.selected_name()
+        if name:
+            self.node_selected.emit(name)

@@ -1,0 +1,198 @@
+"""Settings: pairing and peers, engines, the off-LAN policy, the Hugging Face account."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.aio import Tasks
+from app.ui.dialogs import ask
+from app.ui.facade import NodeFacade
+from app.ui.views.pairing import InviteDialog, JoinDialog
+
+
+class SettingsView(QScrollArea):
+    sign_in_requested = Signal()
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.facade, self.tasks = facade, tasks
+        self.setWidgetResizable(True)
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
+        self.setWidget(inner)
+
+        cluster = QGroupBox("Cluster")
+        c = QVBoxLayout(cluster)
+        self.peers = QListWidget()
+        self.peers.setObjectName("peers")
+        self.peers.setMaximumHeight(110)
+        row = QHBoxLayout()
+        self.invite_button = QPushButton("Invite a machine…")
+        self.join_button = QPushButton("Join a cluster…")
+        self.invite_button.clicked.connect(self.invite)
+        self.join_button.clicked.connect(self.join)
+        row.addWidget(self.invite_button)
+        row.addWidget(self.join_button)
+        row.addStretch(1)
+        self.cluster_note = QLabel("")
+        c.addWidget(QLabel("Paired machines"))
+        c.addWidget(self.peers)
+        c.addLayout(row)
+        c.addWidget(self.cluster_note)
+        layout.addWidget(cluster)
+
+        engines = QGroupBox("Engines on this machine")
+        e = QVBoxLayout(engines)
+        self.engines = QListWidget()
+        self.engines.setObjectName("engines")
+        self.engines.setMaximumHeight(110)
+        e.addWidget(self.engines)
+        add = QHBoxLayout()
+        self.engine_name = QLineEdit()
+        self.engine_name.setPlaceholderText("name")
+        self.engine_url = QLineEdit()
+        self.engine_url.setPlaceholderText("http://127.0.0.1:8080")
+        self.engine_api = QComboBox()
+        self.engine_api.addItems(["ollama", "openai"])
+        self.engine_add = QPushButton("Add")
+        self.engine_remove = QPushButton("Remove selected")
+        for widget in (self.engine_name, self.engine_url, self.engine_api, self.engine_add, self.engine_remove):
+            add.addWidget(widget)
+        self.engine_add.clicked.connect(self.add_engine)
+        self.engine_remove.clicked.connect(self.remove_engine)
+        e.addLayout(add)
+        self.engine_note = QLabel("")
+        self.engine_note.setWordWrap(True)
+        e.addWidget(self.engine_note)
+        layout.addWidget(engines)
+
+        off_lan = QGroupBox("Off-LAN routing for this machine's apps")
+        o = QVBoxLayout(off_lan)
+        self.allow = QRadioButton("Allow: prompts may go to rented GPUs (each one is flagged in Jobs)")
+        self.deny = QRadioButton("Deny: prompts from this machine never leave the LAN")
+        group = QButtonGroup(self)
+        group.addButton(self.allow)
+        group.addButton(self.deny)
+        self.allow.toggled.connect(self._off_lan_toggled)
+        o.addWidget(self.allow)
+        o.addWidget(self.deny)
+        layout.addWidget(off_lan)
+
+        hf = QGroupBox("Hugging Face account")
+        h = QFormLayout(hf)
+        self.hf_status = QLabel("…")
+        self.hf_status.setObjectName("hfStatus")
+        self.hf_status.setWordWrap(True)
+        buttons = QHBoxLayout()
+        self.sign_in_button = QPushButton("Sign in…")
+        self.sign_out_button = QPushButton("Sign out")
+        self.sign_in_button.clicked.connect(self.sign_in_requested.emit)
+        self.sign_out_button.clicked.connect(self.sign_out)
+        buttons.addWidget(self.sign_in_button)
+        buttons.addWidget(self.sign_out_button)
+        buttons.addStretch(1)
+        h.addRow(self.hf_status)
+        h.addRow(buttons)
+        layout.addWidget(hf)
+        layout.addStretch(1)
+
+    def refresh(self) -> None:
+        self.peers.clear()
+        available = self.facade.cluster_available()
+        for peer in self.facade.peers():
+            state = "online" if peer.get("online") else "offline"
+            self.peers.addItem(f"{peer.get('name')} — {state} · {peer.get('address') or ''}")
+        if not available:
+            self.cluster_note.setText("The cluster is not part of this build.")
+        self.invite_button.setEnabled(available)
+        self.join_button.setEnabled(available)
+        self.engines.clear()
+        for engine in self.facade.engines():
+            models = ", ".join(engine.get("models") or []) or "no models"
+            self.engines.addItem(f"{engine['name']} ({engine['api']}) {engine['url']} — {engine.get('error') or models}")
+        self.allow.blockSignals(True)
+        (self.allow if self.facade.off_lan_policy() == "allow" else self.deny).setChecked(True)
+        self.allow.blockSignals(False)
+        self.tasks.spawn(self._hf_refresh(), name="hf status", on_error=lambda t, m: self.hf_status.setText(f"{t}: {m}"))
+
+    async def _hf_refresh(self) -> None:
+        if not self.facade.hf_available():
+            self.hf_status.setText("The Hugging Face adapter is not part of this build.")
+            self.sign_in_button.setEnabled(False)
+            self.sign_out_button.setEnabled(False)
+            return
+        if not self.facade.hf_signed_in():
+            self.hf_status.setText("Not signed in. Sign in with a fine-grained token to rent GPUs.")
+            self.sign_out_button.setEnabled(False)
+            return
+        status = await self.facade.hf_status()
+        spaces = "; ".join(f"{n['name']}: {'manage' if n['can_manage'] else 'no manage'}, "
+                           f"{'call' if n['can_call'] else 'no call'}" for n in status.get("namespaces") or [])
+        text = f"Signed in as {status.get('user')} (token {status.get('token_name') or status.get('role')}). {spaces}"
+        for warning in status.get("warnings") or []:
+            text += f"\n⚠ {warning}"
+        self.hf_status.setText(text)
+        self.sign_out_button.setEnabled(True)
+
+    def sign_out(self) -> None:
+        async def run() -> None:
+            await self.facade.hf_logout()
+            self.refresh()
+
+        self.tasks.spawn(run(), name="hf logout")
+
+    def _off_lan_toggled(self, allow: bool) -> None:
+        self.tasks.spawn(self.facade.set_off_lan("allow" if allow else "deny"), name="off-LAN policy")
+
+    def invite(self) -> None:
+        dialog = InviteDialog(self.facade, self.tasks, self)
+        self.tasks.spawn(self._after(dialog), name="invite dialog")
+
+    def join(self) -> None:
+        dialog = JoinDialog(self.facade, self.tasks, self)
+        self.tasks.spawn(self._after(dialog), name="join dialog")
+
+    async def _after(self, dialog: InviteDialog | JoinDialog) -> None:
+        await ask(dialog)
+        self.refresh()
+
+    def add_engine(self) -> None:
+        data = {"name": self.engine_name.text().strip(), "url": self.engine_url.text().strip(),
+                "api": self.engine_api.currentText()}
+
+        async def run() -> None:
+            described = await self.facade.engine_add(data, None)
+            self.engine_note.setText(f"Engine {described['name']} added: {', '.join(described.get('models') or []) or 'no models yet'}.")
+            self.engine_name.clear()
+            self.engine_url.clear()
+            self.refresh()
+
+        self.tasks.spawn(run(), name="add engine", on_error=lambda t, m: self.engine_note.setText(f"{t}: {m}"))
+
+    def remove_engine(self) -> None:
+        item = self.engines.currentItem()
+        if item is None:
+            return
+        name = item.text().split(" ", 1)[0]
+
+        async def run() -> None:
+            await self.facade.engine_remove(name)
+            self.engine_note.setText(f"Engine {name} removed.")
+            self.refresh()
+
+        self.tasks.spawn(run(), name="remove engine", on_error=lambda t, m: self.engine_note.setText(f"{t}: {m}"))

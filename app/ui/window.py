@@ -1,0 +1,122 @@
+"""The main window: Nodes (list and detail), Jobs, Settings. Closing it hides it; the app
+stays in the tray until Quit."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.ui.aio import Tasks
+from app.ui.facade import NodeFacade
+from app.ui.resources import app_icon
+from app.ui.views.jobs import JobsView
+from app.ui.views.node_detail import NodeDetail
+from app.ui.views.nodes import NodeList
+from app.ui.views.settings import SettingsView
+
+COALESCE_MS = 200
+COST_REFRESH_MS = 5000
+
+
+class MainWindow(QMainWindow):
+    add_rented_requested = Signal()
+    sign_in_requested = Signal()
+    shown = Signal()
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+        super().__init__()
+        self.facade, self.tasks = facade, tasks
+        self.setWindowTitle(f"Pairwise — {facade.name}")
+        self.setWindowIcon(app_icon())
+        self.resize(1100, 640)
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        header = QHBoxLayout()
+        self.status = QLabel("")
+        self.status.setObjectName("statusLine")
+        add = QPushButton("Add rented GPU…")
+        add.setObjectName("addRented")
+        add.clicked.connect(self.add_rented_requested.emit)
+        header.addWidget(self.status, 1)
+        header.addWidget(add)
+        outer.addLayout(header)
+        self.tabs = QTabWidget()
+        outer.addWidget(self.tabs)
+        self.setCentralWidget(central)
+
+        self.node_list = NodeList(facade)
+        self.detail = NodeDetail(facade, tasks)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.node_list)
+        split.addWidget(self.detail)
+        split.setSizes([640, 460])
+        self.node_list.node_selected.connect(self.detail.show_node)
+        self.detail.changed.connect(self.refresh_soon)
+        self.jobs = JobsView(facade)
+        self.settings = SettingsView(facade, tasks)
+        self.settings.sign_in_requested.connect(self.sign_in_requested.emit)
+        self.tabs.addTab(split, "Nodes")
+        self.tabs.addTab(self.jobs, "Jobs")
+        self.tabs.addTab(self.settings, "Settings")
+        self.tabs.currentChanged.connect(lambda _i: self.refresh())
+
+        self._pending = QTimer(self)
+        self._pending.setSingleShot(True)
+        self._pending.setInterval(COALESCE_MS)
+        self._pending.timeout.connect(self.refresh)
+        self._periodic = QTimer(self)
+        self._periodic.setInterval(COST_REFRESH_MS)  # running costs and durations move without events
+        self._periodic.timeout.connect(self.refresh)
+
+    def refresh_soon(self) -> None:
+        if self.isVisible() and not self._pending.isActive():
+            self._pending.start()
+
+    def refresh(self) -> None:
+        status = self.facade.status()
+        self.status.setText(f"{status['name']} · front door http://{status['listen']} · "
+                            f"{status['models']} models · {status['active_jobs']} active")
+        tab = self.tabs.currentIndex()
+        if tab == 0:
+            self.node_list.refresh()
+            self.detail.refresh()
+        elif tab == 1:
+            self.jobs.refresh()
+        elif tab == 2:
+            self.settings.refresh()
+
+    def show_node(self, name: str) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.bring_forward()
+        self.node_list.refresh()
+        if self.node_list.select(name):
+            self.detail.show_node(name)
+
+    def bring_forward(self) -> None:
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.refresh()
+        self._periodic.start()
+        self.shown.emit()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        # Closing the window keeps Pairwise in the tray; Quit is in the tray menu.
+        event.ignore()
+        self._periodic.stop()
+        self.hide()

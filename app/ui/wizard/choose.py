@@ -1,0 +1,210 @@
+"""Choosing what to rent: a model from Hugging Face's catalog (search, or type any repository
+id), then a GPU from Hugging Face's list with price per hour, GPU memory and free quota.
+GPUs that cannot be rented now are listed, greyed, with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWizardPage,
+)
+
+from app.ui import fmt
+from app.ui.aio import Tasks
+from app.ui.facade import NodeFacade
+
+SEARCH_DELAY_MS = 300
+GPU_COLUMNS = ["GPU", "GPU memory", "Price", "Free quota", "Where", "Available"]
+
+
+class ModelPage(QWizardPage):
+    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+        super().__init__()
+        self.facade, self.tasks = facade, tasks
+        self.setTitle("Choose a model")
+        self.setSubTitle("From Hugging Face's catalog of models tested on Inference Endpoints, "
+                         "or type any repository id.")
+        layout = QVBoxLayout(self)
+        self.search = QLineEdit()
+        self.search.setObjectName("modelSearch")
+        self.search.setPlaceholderText("Search the catalog…")
+        self.results = QListWidget()
+        self.results.setObjectName("modelResults")
+        self.repo = QLineEdit()
+        self.repo.setObjectName("repoId")
+        self.repo.setPlaceholderText("owner/model, e.g. HuggingFaceTB/SmolLM2-1.7B-Instruct")
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.search)
+        layout.addWidget(self.results)
+        layout.addWidget(QLabel("Repository id"))
+        layout.addWidget(self.repo)
+        layout.addWidget(self.status)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SEARCH_DELAY_MS)
+        self._debounce.timeout.connect(self.load)
+        self.search.textChanged.connect(lambda _t: self._debounce.start())
+        self.results.currentItemChanged.connect(self._picked)
+        self.repo.textChanged.connect(lambda _t: self.completeChanged.emit())
+        self.loads = 0  # finished catalog loads (tests wait on it)
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        if not self.results.count():
+            self.load()
+
+    def load(self) -> None:
+        query = self.search.text().strip() or None
+        self.status.setText("Loading the catalog…")
+
+        async def run() -> None:
+            models = await self.facade.hf_catalog(query)
+            if query != (self.search.text().strip() or None):
+                return  # the user typed on; a newer search is coming
+            self.results.clear()
+            for model in models:
+                recipes = model.get("recipes") or []
+                label = model["repo_id"]
+                if model.get("task"):
+                    label += f"  ·  {model['task']}"
+                if recipes:
+                    label += f"  ·  {len(recipes)} tested setup{'s' if len(recipes) != 1 else ''}"
+                item = QListWidgetItem(label)
+                item.setData(Qt.ItemDataRole.UserRole, model["repo_id"])
+                self.results.addItem(item)
+            self.status.setText(f"{len(models)} model{'s' if len(models) != 1 else ''}"
+                                + (f" matching “{query}”" if query else " in the catalog"))
+            self.loads += 1
+
+        self.tasks.spawn(run(), name="catalog", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
+
+    def _picked(self, item: QListWidgetItem | None) -> None:
+        if item is not None:
+            self.repo.setText(str(item.data(Qt.ItemDataRole.UserRole)))
+
+    def model(self) -> str:
+        return self.repo.text().strip()
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        parts = self.model().split("/")
+        return len(parts) == 2 and all(parts)
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt's name
+        wizard: Any = self.wizard()
+        wizard.choice.model = self.model()
+        return True
+
+
+def gpu_label(row: dict[str, Any]) -> str:
+    count = row.get("numAccelerators") or 1
+    return f"{count}× {row.get('instanceType')} ({row.get('instanceSize')})"
+
+
+class GpuPage(QWizardPage):
+    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+        super().__init__()
+        self.facade, self.tasks = facade, tasks
+        self.setTitle("Choose a GPU")
+        self.setSubTitle("Hugging Face's GPUs for your account. Billing is per minute while the endpoint "
+                         "initializes and runs.")
+        layout = QVBoxLayout(self)
+        self.namespace = QComboBox()
+        self.namespace.setObjectName("namespace")
+        self.namespace_label = QLabel("Billed to")
+        self.table = QTableWidget(0, len(GPU_COLUMNS))
+        self.table.setObjectName("gpuTable")
+        self.table.setHorizontalHeaderLabels(GPU_COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.namespace_label)
+        layout.addWidget(self.namespace)
+        layout.addWidget(self.table)
+        layout.addWidget(self.status)
+        self.rows: list[dict[str, Any]] = []
+        self.table.itemSelectionChanged.connect(self.completeChanged.emit)
+        self.namespace.currentTextChanged.connect(lambda _t: self.load())
+        self.loads = 0
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        wizard: Any = self.wizard()
+        names = wizard.choice.namespaces
+        self.namespace.blockSignals(True)
+        self.namespace.clear()
+        self.namespace.addItems(names)
+        self.namespace.blockSignals(False)
+        self.namespace.setVisible(len(names) > 1)
+        self.namespace_label.setVisible(len(names) > 1)
+        self.load()
+
+    def load(self) -> None:
+        namespace = self.namespace.currentText() or None
+        self.status.setText("Asking Hugging Face for GPUs…")
+
+        async def run() -> None:
+            rows = [r for r in await self.facade.hf_hardware(namespace) if r.get("accelerator") == "gpu"]
+            rows.sort(key=lambda r: (r.get("unavailable_reason") is not None, r.get("pricePerHour") or 1e9))
+            self.fill(rows)
+            usable = sum(1 for r in rows if not r.get("unavailable_reason"))
+            self.status.setText(f"{usable} of {len(rows)} GPUs can be rented now.")
+            self.loads += 1
+
+        self.tasks.spawn(run(), name="hardware", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
+
+    def fill(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            memory = row.get("gpuMemoryGb")
+            free, most = row.get("quotaFree"), row.get("quotaMax")
+            cells = [gpu_label(row), f"{memory:g} GB" if memory is not None else "–", fmt.price(row.get("pricePerHour")),
+                     f"{free} of {most}" if free is not None else "–", f"{row.get('vendor')} {row.get('region')}",
+                     row.get("unavailable_reason") or "yes"]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if row.get("unavailable_reason"):
+                    item.setFlags(Qt.ItemFlag.NoItemFlags)  # listed with its reason, not selectable
+                    item.setToolTip(f"Cannot be rented now: {row['unavailable_reason']}")
+                self.table.setItem(r, c, item)
+
+    def select(self, instance_type: str, instance_size: str | None = None) -> bool:
+        for r, row in enumerate(self.rows):
+            if row.get("instanceType") == instance_type and (instance_size is None or row.get("instanceSize") == instance_size):
+                if row.get("unavailable_reason"):
+                    return False
+                self.table.selectRow(r)
+                return True
+        return False
+
+    def selected(self) -> dict[str, Any] | None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        if not rows:
+            return None
+        row = self.rows[rows[0].row()]
+        return None if row.get("unavailable_reason") else row
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        return self.selected() is not None
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt's name
+        wizard: Any = self.wizard()
+        wizard.choice.hardware = self.selected()
+        wizard.choice.namespace = self.namespace.currentText() or None
+        return True

@@ -1,0 +1,193 @@
+"""The rented node's settings, with a live cost preview, then the confirmation that billing
+starts now. Next on the settings page asks the node for the creation plan (price, what the
+budget allows), so the confirmation shows what Hugging Face will actually be asked for."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWizard,
+    QWizardPage,
+)
+
+from app.ui import fmt
+from app.ui.aio import Tasks
+from app.ui.facade import NodeFacade
+from app.ui.wizard.base import AsyncPage
+from app.ui.wizard.cost import cost_preview
+
+HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
+POLICIES = [
+    ("when-no-local-node", "Only for models no machine on your LAN has"),
+    ("overflow", "Also when every LAN machine with the model is busy"),
+    ("prefer", "Before your LAN machines"),
+    ("never", "Never (attached, not used)"),
+]
+
+
+def default_name(repo_id: str) -> str:
+    """"HuggingFaceTB/SmolLM2-1.7B-Instruct" → "smollm2-1-7b-instruct" (a valid HF endpoint name)."""
+    base = repo_id.rsplit("/", 1)[-1].lower()
+    base = re.sub(r"[^a-z0-9]+", "-", base).strip("-")[:32].strip("-")
+    return base or "rented-gpu"
+
+
+def _money_spin(maximum: float, suffix: str) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(0, maximum)
+    box.setDecimals(2)
+    box.setPrefix("$")
+    box.setSuffix(suffix)
+    box.setSpecialValueText("no cap")
+    return box
+
+
+class SettingsPage(AsyncPage):
+    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+        super().__init__(tasks)
+        self.facade = facade
+        self.setTitle("Settings for the rented GPU")
+        self.setSubTitle("How your cluster may use it, and what it may cost.")
+        form = QFormLayout(self)
+        self.name = QLineEdit()
+        self.name.setObjectName("nodeName")
+        self.share = QCheckBox("Share with the cluster (other machines may send prompts to it)")
+        self.policy = QComboBox()
+        for value, text in POLICIES:
+            self.policy.addItem(text, value)
+        self.idle = QDoubleSpinBox()
+        self.idle.setRange(0, 24 * 60)
+        self.idle.setDecimals(1)
+        self.idle.setSuffix(" min without requests")
+        self.idle.setSpecialValueText("never")
+        self.idle.setValue(15)
+        self.day = _money_spin(100_000, " per day")
+        self.day.setValue(10)
+        self.month = _money_spin(1_000_000, " per month")
+        self.month.setValue(100)
+        self.wake = QCheckBox("Wake it when a request needs it (the request waits for the cold start)")
+        self.wake.setChecked(True)
+        self.pause_on_exit = QCheckBox("Pause it when Pairwise quits")
+        self.pause_on_exit.setChecked(True)
+        self.hours = QDoubleSpinBox()
+        self.hours.setRange(0.25, 24 * 31)
+        self.hours.setDecimals(2)
+        self.hours.setValue(2)
+        self.hours.setSuffix(" h")
+        self.preview = QLabel("")
+        self.preview.setObjectName("costPreview")
+        self.preview.setWordWrap(True)
+        self.preview.setStyleSheet("font-weight: bold")
+        form.addRow("Name", self.name)
+        form.addRow(self.share)
+        form.addRow("Use it", self.policy)
+        form.addRow("Pause after", self.idle)
+        form.addRow("Daily budget", self.day)
+        form.addRow("Monthly budget", self.month)
+        form.addRow(self.wake)
+        form.addRow(self.pause_on_exit)
+        form.addRow("Expected use", self.hours)
+        form.addRow("Cost", self.preview)
+        form.addRow(self.status)
+        for box in (self.idle, self.day, self.month, self.hours):
+            box.valueChanged.connect(self.update_preview)
+        self.name.textChanged.connect(lambda _t: self.completeChanged.emit())
+        self.plan: dict[str, Any] | None = None
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        wizard: Any = self.wizard()
+        if not self.name.text() or self.name.text() == getattr(self, "_defaulted", ""):
+            self._defaulted = default_name(wizard.choice.model or "")
+            self.name.setText(self._defaulted)
+        self.status.setText("")
+        self.update_preview()
+
+    def price(self) -> float | None:
+        wizard: Any = self.wizard()
+        hardware = wizard.choice.hardware or {} if wizard else {}
+        return hardware.get("pricePerHour")
+
+    def update_preview(self) -> None:
+        self.preview.setText(cost_preview(self.price(), self.hours.value(), usd_per_day=self.day.value() or None,
+                                          usd_per_month=self.month.value() or None,
+                                          idle_pause_min=self.idle.value() or None))
+
+    def ready(self) -> bool:
+        return bool(HF_NAME.match(self.name.text().strip()))
+
+    def params(self) -> dict[str, Any]:
+        wizard: Any = self.wizard()
+        hardware = wizard.choice.hardware or {}
+        return {
+            "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
+            "gpu": hardware.get("id") or f"{hardware.get('instanceType')}:{hardware.get('instanceSize')}",
+            "vendor": hardware.get("vendor"), "region": hardware.get("region"),
+            "share_with_cluster": self.share.isChecked(), "use": self.policy.currentData(),
+            "idle_pause_min": self.idle.value() or None, "usd_per_day": self.day.value() or None,
+            "usd_per_month": self.month.value() or None, "wake_on_request": self.wake.isChecked(),
+            "pause_on_sponsor_exit": self.pause_on_exit.isChecked(),
+        }
+
+    def busy_text(self) -> str:
+        return "Checking the plan with Hugging Face…"
+
+    async def run_next(self) -> None:
+        params = self.params()
+        self.plan = await self.facade.rented_plan(params)
+        wizard: Any = self.wizard()
+        wizard.choice.params, wizard.choice.plan = params, self.plan
+
+
+class ConfirmPage(QWizardPage):
+    def __init__(self) -> None:
+        super().__init__()
+        self.setTitle("Billing starts now")
+        self.setCommitPage(True)
+        self.setButtonText(QWizard.WizardButton.CommitButton, "Create — billing starts now")
+        layout = QVBoxLayout(self)
+        self.summary = QLabel("")
+        self.summary.setObjectName("confirmSummary")
+        self.summary.setWordWrap(True)
+        self.agree = QCheckBox("I understand that Hugging Face bills my account from now on")
+        self.agree.setObjectName("agreeBilling")
+        self.agree.toggled.connect(lambda _on: self.completeChanged.emit())
+        layout.addWidget(self.summary)
+        layout.addWidget(self.agree)
+        layout.addStretch(1)
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt's name
+        wizard: Any = self.wizard()
+        plan, params = wizard.choice.plan or {}, wizard.choice.params or {}
+        budget = plan.get("budget") or {}
+        caps = []
+        if budget.get("usd_per_day") is not None:
+            caps.append(f"{fmt.money(budget['usd_per_day'])} per day ({fmt.hours(budget.get('hours_per_day') or 0)})")
+        if budget.get("usd_per_month") is not None:
+            caps.append(f"{fmt.money(budget['usd_per_month'])} per month "
+                        f"({fmt.hours(budget.get('hours_per_month') or 0)})")
+        idle = params.get("idle_pause_min")
+        lines = [
+            f"<b>{plan.get('name')}</b>: {plan.get('model')} on {plan.get('gpu')} "
+            f"({plan.get('vendor')} {plan.get('region')}) in {plan.get('namespace')}.",
+            f"<b>{fmt.price(plan.get('price_per_hour'))}</b>, billed per minute while it initializes and runs, "
+            "from the moment you click Create.",
+            "Budget: " + (", ".join(caps) if caps else "no cap") + ".",
+            f"Idle pause after {idle:g} min." if idle else "No idle pause: it bills until you pause it.",
+            f"Hugging Face scales it to zero after {plan.get('scale_to_zero_timeout_min')} min without requests, "
+            "as a backstop if this machine is off.",
+            f"The endpoint is {plan.get('type')} (never public): only your token can call it.",
+        ]
+        self.summary.setText("<br><br>".join(lines))
+        self.agree.setChecked(False)
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt's name
+        return self.agree.isChecked()

@@ -1,0 +1,81 @@
+"""``RentWizard``: Add rented GPU. Two paths:
+
+    rent:   Intro → Sign in → Model → GPU → Settings (cost preview) → Confirm (billing starts now)
+            → Progress (Initializing → Running)
+    attach: Intro → Attach (URL, token, provider) → Attached
+
+``sign_in_only`` runs the sign-in page alone (Settings → Hugging Face account → Sign in)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtWidgets import QWidget, QWizard
+
+from app.ui.aio import Tasks
+from app.ui.facade import NodeFacade
+from app.ui.resources import app_icon
+from app.ui.wizard.account import IntroPage, SignInPage
+from app.ui.wizard.attach import AttachDonePage, AttachPage
+from app.ui.wizard.choose import GpuPage, ModelPage
+from app.ui.wizard.configure import ConfirmPage, SettingsPage
+from app.ui.wizard.progress import ProgressPage
+
+
+class Page(IntEnum):
+    INTRO = 0
+    SIGN_IN = 1
+    MODEL = 2
+    GPU = 3
+    SETTINGS = 4
+    CONFIRM = 5
+    PROGRESS = 6
+    ATTACH = 7
+    ATTACH_DONE = 8
+
+
+@dataclass
+class Choice:
+    namespaces: list[str] = field(default_factory=list)
+    namespace: str | None = None
+    model: str | None = None
+    hardware: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+
+
+class RentWizard(QWizard):
+    Page = Page
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks, *, sign_in_only: bool = False,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.facade, self.tasks = facade, tasks
+        self.sign_in_only = sign_in_only
+        self.choice = Choice()
+        self.setWindowTitle("Sign in to Hugging Face" if sign_in_only else "Add rented GPU")
+        self.setWindowIcon(app_icon())
+        self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
+        self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
+        self.resize(760, 560)
+        self.intro = IntroPage()
+        self.sign_in = SignInPage(facade, tasks)
+        self.model = ModelPage(facade, tasks)
+        self.gpu = GpuPage(facade, tasks)
+        self.settings = SettingsPage(facade, tasks)
+        self.confirm = ConfirmPage()
+        self.progress = ProgressPage(facade, tasks)
+        self.attach = AttachPage(facade, tasks)
+        self.attach_done = AttachDonePage()
+        for page_id, page in ((Page.INTRO, self.intro), (Page.SIGN_IN, self.sign_in), (Page.MODEL, self.model),
+                              (Page.GPU, self.gpu), (Page.SETTINGS, self.settings), (Page.CONFIRM, self.confirm),
+                              (Page.PROGRESS, self.progress), (Page.ATTACH, self.attach),
+                              (Page.ATTACH_DONE, self.attach_done)):
+            self.setPage(page_id, page)
+        self.setStartId(Page.SIGN_IN if sign_in_only else Page.INTRO)
+
+    def done(self, result: int) -> None:
+        self.progress.cleanupPage()  # stop polling; the endpoint itself keeps starting
+        super().done(result)
