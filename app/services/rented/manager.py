@@ -28,7 +28,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from app.services.errors import ConfigError, CredentialError, NotFound
+from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
 from app.services.events import Event, EventBus, notice
 from app.services.jobs.records import Workload
 from app.services.jobs.store import JobStore
@@ -154,6 +154,10 @@ class RentedManager:
         decl = await self._resolve(decl, token)
         node = self._make(decl, token)
         result = await node.probe()
+        if result.tls_error:
+            await node.aclose()
+            raise RefusedError(f"refused to attach {decl.name}: rule 'https is verified': {result.error}; add the "
+                               "certificate's CA with --ca-file (or the node's ca_file / PAIRWISE_CA_FILE)")
         if result.credential_error:
             await node.aclose()
             hint = "the token given" if token else "no token (give one with --token-stdin)"

@@ -67,7 +67,7 @@ class CostMeter:
         cost = meter.active.pop(job_id, 0.0)
         meter.session_workloads += cost
         self._add(node, "workloads", cost)
-        return round(cost, 6)
+        return cost
 
     def set_price(self, node: str, price_per_hour: float | None) -> None:
         self._accrue(node).price = price_per_hour or 0.0
@@ -96,9 +96,9 @@ class CostMeter:
         meter = self._accrue(node)
         running = sum(meter.active.values())
         return {
-            "session_usd": round(max(meter.session_workloads + running, meter.session_billed), 6),
-            "day_usd": round(self.spent(node, "day"), 6),
-            "month_usd": round(self.spent(node, "month"), 6),
+            "session_usd": max(meter.session_workloads + running, meter.session_billed),
+            "day_usd": self.spent(node, "day"),
+            "month_usd": self.spent(node, "month"),
             "in_flight": len(meter.active),
             "price_per_hour": meter.price or None,
         }

@@ -26,6 +26,7 @@ class ProbeResult:
     credential_error: str | None = None
     public: bool = False
     error: str | None = None
+    tls_error: bool = False  # the certificate did not verify (a setup problem, not an outage)
     message: str | None = None  # the upstream's own words for a non-ready state
 
 
@@ -87,6 +88,7 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
             result.public = anonymous.status_code == 200
     except httpx.HTTPError as exc:
         result.error = redact(f"{label} could not be reached: {type(exc).__name__}: {exc}")
+        result.tls_error = "CERTIFICATE_VERIFY_FAILED" in str(exc) or "certificate verify failed" in str(exc)
     return result
 
 
