@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -66,3 +66,26 @@ def sim_thread() -> Iterator[SimulatorThread]:
 
 def demo_login(node: Any, sim: SimulatorThread) -> None:
     node.cli("hf", "login", "--token-stdin", stdin=sim.demo_token + "\n")
+
+
+@pytest.fixture
+def sim_factory() -> Iterator[Callable[..., SimulatorThread]]:
+    """Simulators with chosen settings (minute_s, pending_s, initializing_s...), each on its own thread."""
+    started: list[SimulatorThread] = []
+
+    def make(**settings: Any) -> SimulatorThread:
+        thread = SimulatorThread(SimSettings(**{**FAST, **settings})).start()
+        started.append(thread)
+        return thread
+
+    yield make
+    for thread in started:
+        thread.stop()
+
+
+def start_sponsor(node_factory: Any, sim: SimulatorThread, minute_s: float, name: str = "sponsor",
+                  login: bool = True, **env: str) -> Any:
+    node = node_factory(name, env={**sim_env(sim, minute_s), **env}).start()
+    if login:
+        demo_login(node, sim)
+    return node

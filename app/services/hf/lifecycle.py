@@ -101,6 +101,8 @@ class HfLifecycle:
         hooks.on_budget_reached.append(self.on_budget_reached)
         hooks.on_sponsor_exit.append(self.on_sponsor_exit)
         hooks.on_detach.append(self.on_detach)
+        # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
+        bus.on(lambda event: self._kick.set() if event.kind == "node_changed" else None)
 
     # -- running -----------------------------------------------------------------------------------------------
 
