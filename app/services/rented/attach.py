@@ -3,7 +3,8 @@
 Wires the ``RentedManager`` into the node's extension points: start hook (load and probe),
 stop-first hook (pause on sponsor exit, while the network is still up), stop-last hook,
 ``fact_providers`` (rows for ``pairwise nodes``), ``shared_fact_providers`` (what peers may
-see), and the /rented control routes. ``rented_of(node)`` finds the manager again (for the
+see), the /rented control routes, and a registry source of peers' unshared rented nodes
+(``peer_view``) so a request for a model only such a node serves is refused by name. ``rented_of(node)`` finds the manager again (for the
 HF adapter: ``rented_of(node).hooks.before_route.append(...)``).
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
+from app.services.rented.peer_view import PeerRentedViews
 from app.services.rented.routes import control_routes
 from app.services.rented.store import RentedStore
 
@@ -35,6 +37,8 @@ def attach_rented(node: Node) -> RentedManager:
     node.fact_providers.append(manager.node_rows)
     node.shared_fact_providers.append(manager.shared_facts)
     node.extra_control_routes.extend(control_routes(manager))
+    # Peers' unshared rented nodes: refused by name here, instead of "model not found".
+    node.registry.add_dynamic(PeerRentedViews(node.node_id, node.fact_providers))
     return manager
 
 

@@ -1,0 +1,81 @@
+"""A peer's rented node that is NOT shared, as seen from this node: a routing candidate that is
+always refused, so that a request for a model only that node serves is told which node it is and
+that sharing is off on its sponsor (instead of "model not found").
+
+Shared rented nodes need no view: the sponsor offers their models in its inventory and the peer
+upstream relays to it, where the sponsor applies the node's policy and the caller's off-LAN rule.
+
+The rows come from ``node.fact_providers`` (the cluster puts each peer's ``shared_nodes`` there);
+a row is a peer's if its ``sponsor_id`` is not this node's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.errors import UpstreamError
+from app.services.rented.facts import peer_refusal
+from app.services.translate.shapes import Api
+
+Rows = Callable[[], Iterable[dict[str, Any]]]
+
+
+class PeerRentedView(Upstream):
+    kind = "rented"
+    remote = True  # never served from here: a relayed request never considers it
+
+    def __init__(self, fact: dict[str, Any]) -> None:
+        self.fact = fact
+        self.key = f"peer-rented:{fact.get('id')}"
+        self.node_name, self.node_id = str(fact.get("name")), str(fact.get("id"))
+        self.in_flight = 0
+
+    def models(self) -> list[ModelEntry]:
+        return [ModelEntry(str(m), {"owned_by": str(self.fact.get("provider"))}) for m in self.fact.get("models") or []]
+
+    def api_for(self, client_api: Api) -> Api:
+        return client_api
+
+    def display_name(self) -> str:
+        return self.node_name
+
+    def policy(self) -> str | None:
+        return str(self.fact.get("policy") or "when-no-local-node")
+
+    def ineligible_reason(self) -> str | None:
+        return peer_refusal(self.fact, None)
+
+    def ineligible_reason_for(self, caller: Any) -> str | None:
+        return peer_refusal(self.fact, caller)
+
+    async def open(self, request: UpstreamRequest) -> Opened:
+        raise UpstreamError(f"rented node {self.node_name} is reached only through its sponsor "
+                            f"{self.fact.get('sponsor')}")
+
+
+class PeerRentedViews:
+    """A dynamic registry source: one view per unshared rented node of a peer."""
+
+    def __init__(self, my_node_id: str, providers: Sequence[Rows]) -> None:
+        self.my_node_id, self.providers = my_node_id, providers
+        self._views: dict[str, PeerRentedView] = {}
+
+    def __call__(self) -> list[Upstream]:
+        seen: dict[str, PeerRentedView] = {}
+        for provider in list(self.providers):
+            try:
+                rows = list(provider())
+            except Exception:  # a provider's trouble must not break routing
+                continue
+            for row in rows:
+                if (row.get("kind") != "rented" or row.get("sponsor_id") in (None, self.my_node_id)
+                        or row.get("shared")):
+                    continue
+                key = str(row.get("id"))
+                view = self._views.get(key) or PeerRentedView(row)
+                view.fact = row
+                seen[key] = view
+        self._views = seen
+        return list(seen.values())

@@ -1,0 +1,92 @@
+"""Two paired nodes (separate processes): A sponsors a rented node (the tiny model behind HTTPS
+with a test CA); B sees it in its node list, is refused by name while sharing is off, and is served
+(streamed, through A) once it is on. The workload is off-LAN on both nodes, with the rented node as
+serving node. Neither node's home nor log holds the token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from tests.rented.conftest import TOKEN
+from tests.rented.test_sponsor_e2e import Events, files_containing
+from tests.support.procs import NodeProc, wait_until
+
+FAST = {"PAIRWISE_PEER_POLL_S": "0.3"}
+
+
+def pair(inviter: NodeProc, joiner: NodeProc) -> None:
+    invite = inviter.cli_json("pair", "invite")
+    joiner.cli("pair", "join", invite["address"], "--pin", invite["pin"])
+
+
+def rented_row(node: NodeProc, **match: Any) -> dict[str, Any] | None:
+    rows = [n for n in node.cli_json("nodes") if n.get("kind") == "rented"]
+    return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
+
+
+def ask(node: NodeProc, stream: bool = False) -> Any:
+    client = openai.OpenAI(base_url=node.url + "/v1", api_key="unused", max_retries=0)
+    return client.chat.completions.with_streaming_response.create(
+        model="rented-model", messages=[{"role": "user", "content": "hello from B"}], stream=stream)
+
+
+def test_sharing_off_then_on(node_factory: Any, tls_tiny_factory: Any) -> None:
+    tiny = tls_tiny_factory("--require-token", TOKEN, "--model", "rented-model")
+    a = node_factory("A", env=FAST).start()
+    b = node_factory("B", env=FAST).start()
+    pair(a, b)
+    a.cli("rented", "attach", "gpu", "--url", tiny.url, "--ca-file", tiny.ca_file, "--token-stdin",
+          "--gpu", "1x L4", "--price-per-hour", "0.8", stdin=TOKEN)
+
+    # B lists A's rented node, from A's facts over mutual TLS: no URL, no token.
+    row = wait_until(lambda: rented_row(b, name="gpu", shared=False), what="B to see A's rented node")
+    assert row["label"] == "Rented · off-LAN" and row["sponsor"] == "A" and row["provider"] == "openai-compatible"
+    assert row["gpu"] == "1x L4" and row["price_per_hour"] == 0.8 and row["state"] == "eligible"
+    assert row["policy"] == "when-no-local-node" and row["eligible"] is True
+    assert "url" not in row and tiny.url not in str(row)
+
+    # Sharing off: B's request is refused, naming the rented node and saying sharing is off.
+    try:
+        with ask(b):
+            raise AssertionError("B's request should have been refused")
+    except openai.APIStatusError as exc:
+        assert exc.status_code == 403
+        assert "gpu" in str(exc) and "sharing with the cluster is off on its sponsor A" in str(exc)
+
+    # Sharing on: B's request is served through A, streamed, off-LAN.
+    a.cli("rented", "set", "gpu", "--share", "on")
+    wait_until(lambda: rented_row(b, name="gpu", shared=True), what="B to see sharing on")
+    events = Events(b.home)
+
+    def served() -> Any:
+        try:
+            with ask(b, stream=True) as response:
+                chunks = list(response.parse())
+                return response.headers, chunks
+        except openai.APIStatusError:
+            return None  # B's inventory of A may lag a poll behind the facts
+
+    headers, chunks = wait_until(served, what="B's request to be served")
+    assert headers["x-pairwise-off-lan"] == "gpu" and headers["x-pairwise-node"] == "gpu"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    job_id = headers["x-pairwise-job"]
+
+    def job_on(node: NodeProc) -> dict[str, Any] | None:
+        found = [j for j in node.cli_json("jobs") if j["id"] == job_id and j["state"] == "completed"]
+        return found[0] if found else None
+
+    for node in (a, b):
+        job = wait_until(lambda node=node: job_on(node), what=f"the job on {node.name}")
+        assert job["off_lan"] is True and job["rented_node"] == "gpu" and job["serving_node"] == "gpu"
+        assert job["origin_node"] == "B"
+    assert wait_until(lambda: events.of("off_lan_prompt"), what="off_lan_prompt on B")[0]["job_id"] == job_id
+    events.close()
+
+    a.stop()
+    b.stop()
+    for node in (a, b):
+        assert files_containing(node.home, TOKEN.encode()) == []
+        assert TOKEN not in node.log.read_text()
