@@ -1,7 +1,7 @@
 """`python -m bench.profile SCENARIO`: py-spy on a node while the load client drives one kind of traffic.
 
 Scenarios: `latency` (sequential short streams), `stream` (one long paced stream),
-`concurrent` (64 paced streams at once). Writes collapsed stacks to
+`concurrent` (--streams paced streams at once, 64 by default). Writes collapsed stacks to
 bench/results/profile-SCENARIO.txt (feed them to flamegraph.pl or speedscope) and
 prints the functions that hold the most on-CPU samples, inclusive and self.
 """
@@ -20,17 +20,17 @@ from pathlib import Path
 
 from bench.litellm_proxy import BENCH_VENV
 from bench.load import Target, chat_body, closed_loop, make_session, request
-from bench.procs import REPO, Node, Tiny
+from bench.procs import REPO, Node, Tiny, pair
 
 MODEL = "tiny:latest"
 
 
-async def drive(scenario: str, url: str, seconds: float) -> int:
+async def drive(scenario: str, url: str, seconds: float, streams: int = 64) -> int:
     target = Target("pairwise", url)
     deadline = time.perf_counter() + seconds
     count = 0
     if scenario == "concurrent":
-        samples = await closed_loop(target, chat_body(MODEL, stream=True, max_tokens=20), 64, seconds)
+        samples = await closed_loop(target, chat_body(MODEL, stream=True, max_tokens=20), streams, seconds)
         return len(samples)
     body = chat_body(MODEL, stream=True, max_tokens=8 if scenario == "latency" else 100_000)
     async with make_session(target) as session:
@@ -66,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", choices=["latency", "stream", "concurrent"])
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--tree", type=Path, default=REPO, help="the checkout whose node is profiled")
+    parser.add_argument("--paired", action="store_true", help="pair a second node B with the profiled node A")
+    parser.add_argument("--via-peer", action="store_true",
+                        help="send the traffic to B, which relays it to A (implies --paired)")
+    parser.add_argument("--profile-peer", action="store_true", help="profile B instead of A (implies --via-peer)")
+    parser.add_argument("--streams", type=int, default=64, help="streams open at once (concurrent scenario)")
     args = parser.parse_args(argv)
     py_spy = BENCH_VENV / "bin" / "py-spy"
     if not py_spy.exists():
@@ -75,18 +81,25 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="pairwise-profile-"))
     tiny = Tiny("--api", "openai", "--model", MODEL, "--reply-tokens", "1000000")
-    node = Node(work / "node", "profiled")
+    node = Node(work / "node", "profiled", tree=args.tree)
+    peer = Node(work / "peer", "peer", tree=args.tree)
+    args.via_peer = args.via_peer or args.profile_peer
     try:
         node.start()
         node.add_engine("tiny", tiny.url)
+        if args.paired or args.via_peer:
+            peer.start()
+            pair(node, peer, MODEL)
+        entry = peer if args.via_peer else node
+        profiled = peer if args.profile_peer else node
         if args.scenario != "latency":
             tiny.config(tokens_per_s=1000 if args.scenario == "stream" else 20)
-        asyncio.run(drive("latency", node.url, 1.0))  # warm: imports, pools
-        spy = subprocess.Popen([str(py_spy), "record", "--pid", str(node.pid), "--rate", "1000", "--format", "raw",
+        asyncio.run(drive("latency", entry.url, 1.0))  # warm: imports, pools
+        spy = subprocess.Popen([str(py_spy), "record", "--pid", str(profiled.pid), "--rate", "1000", "--format", "raw",
                                 "--duration", str(int(args.seconds)), "--output", str(out), "--nonblocking"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)
-        done = asyncio.run(drive(args.scenario, node.url, args.seconds))
+        done = asyncio.run(drive(args.scenario, entry.url, args.seconds, args.streams))
         _, err = spy.communicate(timeout=60)
         if spy.returncode != 0:
             print(err, file=sys.stderr)
@@ -94,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.scenario}: {done} requests in {args.seconds:g} s; collapsed stacks in {out}\n")
         print(summarize(out, args.top))
     finally:
+        peer.stop()
         node.stop()
         tiny.stop()
         shutil.rmtree(work, ignore_errors=True)
