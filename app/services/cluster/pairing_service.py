@@ -29,6 +29,7 @@ from app.services.cluster.pairing_protocol import (
     PinVoid,
 )
 from app.services.cluster.trust import PeerPin, TrustStore
+from app.services.errors import ConfigError
 from app.services.events import EventBus
 from app.settings import parse_host_port
 
@@ -74,7 +75,11 @@ class PairingService:
     async def invite(self, ttl_s: float = MAX_TTL_S) -> Invite:
         ttl_s = min(max(float(ttl_s), 1.0), MAX_TTL_S)
         await self._stop_watching()
-        invite = await self.host.invite(ttl_s=ttl_s)
+        try:
+            invite = await self.host.invite(ttl_s=ttl_s)
+        except OSError as exc:
+            raise ConfigError(f"cannot open the pairing port {self.bind_host}:{self.port}: "
+                              f"{exc.strerror or exc}") from exc
         self.invite_state = {"state": "pending", "address": invite.address,
                              "expires_at": invite.expires_at.isoformat()}
         self._watcher = asyncio.create_task(self._watch(invite), name="pairing-invite")

@@ -66,6 +66,7 @@ class Peer:
     silence_reported: bool = False
     last_error: str | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False
     task: asyncio.Task[None] | None = None
 
     @property
@@ -146,10 +147,10 @@ class PeerManager:
         task.add_done_callback(self._closing.discard)
 
     async def _drop(self, peer: Peer) -> None:
+        peer.closed = True  # the loop checks it too: a cancel can be lost when a wake-up races it
         if peer.task is not None:
             peer.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await peer.task
+            await asyncio.wait([peer.task], timeout=2.0)
         await peer.client.aclose()
 
     # -- routing ---------------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ class PeerManager:
     # -- polling ---------------------------------------------------------------------------------------
 
     async def _run(self, peer: Peer) -> None:
-        while True:
+        while not peer.closed:
             try:
                 await self.poll(peer)
                 if not peer.online and peer.polls % MANUAL_EVERY == 1:
@@ -183,7 +184,8 @@ class PeerManager:
                 log.exception("polling %s failed", peer.name)
             peer.wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(peer.wake.wait(), self.poll_s)
+                async with asyncio.timeout(self.poll_s):
+                    await peer.wake.wait()
 
     async def poll(self, peer: Peer) -> None:
         peer.polls += 1

@@ -96,7 +96,7 @@ class ClusterService:
             try:
                 await asyncio.wait_for(step, timeout=5)
             except Exception as exc:  # keep stopping the rest
-                log.warning("stopping the cluster's %s failed: %s", label, exc)
+                log.warning("stopping the cluster's %s failed: %r", label, exc)
         self.contexts.close()
 
     async def _probe_hardware(self) -> None:
