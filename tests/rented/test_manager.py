@@ -1,0 +1,153 @@
+"""RentedManager in process: attach/set/detach with the keyring (a fake here) and rented.json,
+the hooks a lifecycle controller gets, cost per workload, budgets, off-LAN notices."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
+from app.services.events import Event, EventBus
+from app.services.rented.manager import RentedManager
+from app.services.rented.meter import CostMeter
+from app.services.rented.store import RentedStore
+from app.services.rented.upstream import RentedUpstream
+from app.services.routing.registry import UpstreamRegistry
+from tests.rented.conftest import TOKEN, TlsTiny
+
+
+class FakeSecrets:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    def delete(self, key: str) -> None:
+        self.values.pop(key, None)
+
+
+class Clock:
+    now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def setup(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    bus, registry, secrets, clock = EventBus(), UpstreamRegistry(), FakeSecrets(), Clock()
+    events: list[Event] = []
+    bus.on(events.append)
+    manager = RentedManager(store=RentedStore(tmp_path / "rented.json"), secrets=secrets,  # type: ignore[arg-type]
+                            registry=registry, bus=bus, sponsor_name="A", sponsor_id="a-id",
+                            meter=CostMeter(tmp_path / "meter.json", clock=clock))
+    yield {"manager": manager, "secrets": secrets, "registry": registry, "events": events, "clock": clock,
+           "file": tmp_path / "rented.json"}
+    await manager.stop()
+
+
+def decl(tls_tiny: TlsTiny, **extra: Any) -> dict[str, Any]:
+    return {"name": "gpu", "url": tls_tiny.url, "ca_file": str(tls_tiny.ca_file), "price_per_hour": 3.6, **extra}
+
+
+async def test_attach_stores_token_in_keyring_only(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    manager: RentedManager = setup["manager"]
+    with pytest.raises(CredentialError, match="refused the token given"):
+        await manager.attach(decl(tls_tiny), "wrong-token-9999")
+    assert not setup["file"].exists() and setup["secrets"].values == {}
+    with pytest.raises(RefusedError, match="http:// only for loopback"):
+        await manager.attach({"name": "x", "url": "http://192.0.2.1"}, TOKEN)
+    with pytest.raises(ConfigError, match="does not exist"):
+        await manager.attach(decl(tls_tiny, ca_file="/nonexistent/ca.pem"), TOKEN)
+
+    row = await manager.attach(decl(tls_tiny), TOKEN)
+    assert row["state"] == "eligible" and row["models"] == ["rented-model"] and row["has_credential"]
+    assert setup["secrets"].values == {"rented:gpu": TOKEN}
+    assert TOKEN not in setup["file"].read_text() and '"has_credential": true' in setup["file"].read_text()
+    assert setup["registry"].get("rented:gpu") is manager.get("gpu")
+    [fact] = manager.shared_facts()
+    assert "url" not in fact and tls_tiny.url not in str(fact) and fact["kind"] == "rented"
+    with pytest.raises(ConfigError, match="already attached"):
+        await manager.attach(decl(tls_tiny), TOKEN)
+
+    changed = await manager.set("gpu", {"share_with_cluster": True, "routing.use": "overflow"})
+    assert changed["shared"] and changed["policy"] == "overflow"
+    with pytest.raises(ConfigError, match="cannot be renamed"):
+        await manager.set("gpu", {"name": "other"})
+
+    await manager.detach("gpu")
+    assert setup["secrets"].values == {} and setup["registry"].get("rented:gpu") is None
+    with pytest.raises(NotFound):
+        manager.show("gpu")
+
+
+async def test_apply_attaches_then_replaces(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    manager: RentedManager = setup["manager"]
+    await manager.apply([decl(tls_tiny)], TOKEN)
+    [row] = await manager.apply([decl(tls_tiny, routing={"use": "prefer"}, gpu="1x L40S")], None)
+    assert row["policy"] == "prefer" and row["gpu"] == "1x L40S" and row["has_credential"]
+    assert manager.get("gpu").has_token
+
+
+async def test_cost_budget_and_hooks(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    manager: RentedManager = setup["manager"]
+    await manager.attach(decl(tls_tiny, budget={"usd_per_day": 0.5}), TOKEN)
+    node = manager.get("gpu")
+    finished: list[dict[str, Any]] = []
+    reached: list[str] = []
+    manager.hooks.on_workload_finished.append(lambda n, job: finished.append(job))
+
+    async def on_budget(n: RentedUpstream, reason: str) -> None:
+        reached.append(reason)
+
+    manager.hooks.on_budget_reached.append(on_budget)
+    manager.hooks.began(node, "job-1")
+    setup["clock"].now += 600  # ten minutes at $3.60/h = $0.60
+    manager.bus.publish("workload_finished", job={"id": "job-1", "rented_node": "gpu",
+                                                  "serving_node_id": node.node_id})
+    for _ in range(50):
+        if reached:
+            break
+        await asyncio.sleep(0.01)
+    assert [j["id"] for j in finished] == ["job-1"]
+    assert reached == ["budget reached: $0.60 of $0.50 per day"]
+    assert node.ineligible_reason() == "budget reached: $0.60 of $0.50 per day"
+    assert manager.show("gpu")["cost"]["day_usd"] == pytest.approx(0.6)
+    # Raising the cap makes it eligible again.
+    await manager.set("gpu", {"budget.usd_per_day": 5})
+    assert node.ineligible_reason() is None
+
+
+async def test_off_lan_prompt_only_on_the_origin(setup: dict[str, Any]) -> None:
+    manager: RentedManager = setup["manager"]
+    manager.bus.publish("workload_running", job={"id": "j1", "off_lan": True, "origin_node_id": "a-id",
+                                                 "rented_node": "gpu", "model": "m", "requester": "app"})
+    manager.bus.publish("workload_running", job={"id": "j2", "off_lan": True, "origin_node_id": "b-id",
+                                                 "rented_node": "gpu", "model": "m", "requester": "B"})
+    manager.bus.publish("workload_running", job={"id": "j3", "off_lan": False, "origin_node_id": "a-id"})
+    prompts = [e.data for e in setup["events"] if e.kind == "off_lan_prompt"]
+    assert [p["job_id"] for p in prompts] == ["j1"] and prompts[0]["rented_node"] == "gpu"
+
+
+async def test_endpoint_without_url_needs_a_resolver(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    manager: RentedManager = setup["manager"]
+    data = {"name": "hf", "provider": "huggingface-endpoint", "endpoint": "demo/ep", "models": ["rented-model"]}
+    with pytest.raises(ConfigError, match="needs the Hugging Face adapter"):
+        await manager.attach(data, TOKEN)
+
+    async def resolve(d: Any, token: str | None) -> Any:
+        assert token == TOKEN
+        return d.model_copy(update={"url": tls_tiny.url, "gpu": "1x L4", "price_per_hour": 0.8,
+                                    "ca_file": str(tls_tiny.ca_file)})
+
+    manager.hooks.resolvers.append(resolve)
+    row = await manager.attach(data, TOKEN)
+    assert row["gpu"] == "1x L4" and row["url"] == tls_tiny.url and row["cold_start_s"] == 600
