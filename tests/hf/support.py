@@ -71,11 +71,16 @@ def ledger_row(sim: SimulatorThread, name: str, namespace: str = "demo-user") ->
 
 
 class Events:
-    """The node's event stream, collected on a thread from the moment it is made."""
+    """The node's event stream, collected on a thread from the moment it is made. Close it before the
+    node stops: an open /events stream holds up the node's shutdown."""
 
     def __init__(self, node: NodeProc) -> None:
         self.seen: list[dict[str, Any]] = []
-        self._client = control(node)
+        runtime = json.loads((node.home / "runtime.json").read_text())
+        token = (node.home / "control_token").read_text().strip()
+        self._http = httpx.Client(timeout=None, trust_env=False)
+        self._url = f"http://{runtime['listen']}/_pairwise/v1/events"
+        self._headers = {"Authorization": f"Bearer {token}"}
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._follow, daemon=True)
         self._thread.start()
@@ -83,12 +88,20 @@ class Events:
 
     def _follow(self) -> None:
         try:
-            for event in self._client.stream_lines("/events"):
-                if event.get("kind") == "subscribed":
-                    self._ready.set()
-                self.seen.append(event)
-        except Exception:  # the node stopped
+            with self._http.stream("GET", self._url, headers=self._headers) as response:
+                for line in response.iter_lines():
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("kind") == "subscribed":
+                        self._ready.set()
+                    self.seen.append(event)
+        except Exception:  # closed by the test, or the node stopped
             self._ready.set()
+
+    def close(self) -> None:
+        self._http.close()
+        self._thread.join(5)
 
     def kinds(self) -> list[str]:
         return [e["kind"] for e in self.seen]

@@ -11,7 +11,7 @@ CALL_ONLY = "hf_sim_call_only_token"
 NOTHING = "hf_sim_jobs_only_token"
 
 
-def test_login_good_token_shows_namespaces(node_factory, sim_thread: SimulatorThread) -> None:  # type: ignore[no-untyped-def]
+def test_login_good_token_shows_namespaces(sim_thread: SimulatorThread, node_factory) -> None:  # type: ignore[no-untyped-def]
     node = node_factory("sponsor", env=sim_env(sim_thread, 0.2)).start()
     out = node.cli("hf", "login", "--token-stdin", stdin=sim_thread.demo_token + "\n")
     assert "Signed in to Hugging Face as demo-user" in out.stdout
@@ -30,7 +30,7 @@ def test_login_good_token_shows_namespaces(node_factory, sim_thread: SimulatorTh
     assert refused.returncode == 1 and "not signed in to Hugging Face" in refused.stderr
 
 
-def test_login_token_missing_a_permission(node_factory, sim_thread: SimulatorThread) -> None:  # type: ignore[no-untyped-def]
+def test_login_token_missing_a_permission(sim_thread: SimulatorThread, node_factory) -> None:  # type: ignore[no-untyped-def]
     sim_thread.control("POST", "/_sim/tokens", {"token": CALL_ONLY, "user": "carol",
                                                 "scoped": {"carol": ["inference.endpoints.infer.write"]}})
     sim_thread.control("POST", "/_sim/tokens", {"token": NOTHING, "user": "dave", "scoped": {"dave": ["job.write"]}})
@@ -44,7 +44,7 @@ def test_login_token_missing_a_permission(node_factory, sim_thread: SimulatorThr
     assert node.cli_json("hf", "status")["user"] == "carol"  # the refused token did not replace the good one
 
 
-def test_login_wrong_token(node_factory, sim_thread: SimulatorThread) -> None:  # type: ignore[no-untyped-def]
+def test_login_wrong_token(sim_thread: SimulatorThread, node_factory) -> None:  # type: ignore[no-untyped-def]
     node = node_factory("sponsor", env=sim_env(sim_thread, 0.2)).start()
     wrong = node.cli("hf", "login", "--token-stdin", stdin="hf_sim_not_a_token\n", check=False)
     assert wrong.returncode == 1
@@ -53,7 +53,7 @@ def test_login_wrong_token(node_factory, sim_thread: SimulatorThread) -> None:  
     assert node.cli_json("hf", "status")["signed_in"] is False
 
 
-def test_catalog_and_hardware(node_factory, sim_thread: SimulatorThread) -> None:  # type: ignore[no-untyped-def]
+def test_catalog_and_hardware(sim_thread: SimulatorThread, node_factory) -> None:  # type: ignore[no-untyped-def]
     node = node_factory("sponsor", env=sim_env(sim_thread, 0.2)).start()
     demo_login(node, sim_thread)
     models = json.loads(node.cli("hf", "catalog", "--search", "SmolLM2", "--json").stdout)

@@ -17,7 +17,7 @@ SHOW_FIELDS = ("name", "provider", "hf_state", "state", "eligible", "reason", "g
                "cost_session_usd", "cost_month_usd", "shared", "policy", "lifecycle", "budget")
 
 
-def test_create_asks_then_serves(node_factory: Any, sim_factory: Any) -> None:
+def test_create_asks_then_serves(sim_factory: Any, node_factory: Any) -> None:
     sim: SimulatorThread = sim_factory(pending_s=0.3, initializing_s=0.6, minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     declined = node.cli("rented", "create", "gpu", "--model", REPO, *L4, "--budget-usd-per-day", "10",
@@ -49,7 +49,7 @@ def test_create_asks_then_serves(node_factory: Any, sim_factory: Any) -> None:
     assert answer.parse().choices[0].message.content
 
 
-def test_pause_resume_and_delete_with_confirmation(node_factory: Any, sim_factory: Any) -> None:
+def test_pause_resume_and_delete_with_confirmation(sim_factory: Any, node_factory: Any) -> None:
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4)
@@ -84,7 +84,7 @@ def make_endpoint(sim: SimulatorThread, name: str, endpoint_type: str) -> None:
         http.post("/v2/endpoint/demo-user", json=body).raise_for_status()
 
 
-def test_attach_existing_endpoint_and_public_refusal(node_factory: Any, sim_factory: Any) -> None:
+def test_attach_existing_endpoint_and_public_refusal(sim_factory: Any, node_factory: Any) -> None:
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     make_endpoint(sim, "open", "public")
     make_endpoint(sim, "mine", "authenticated")
@@ -102,7 +102,7 @@ def test_attach_existing_endpoint_and_public_refusal(node_factory: Any, sim_fact
     assert row["url"].startswith(sim.base_url + "/endpoints/")
 
 
-def test_drift_marks_the_node_ineligible(node_factory: Any, sim_factory: Any) -> None:
+def test_drift_marks_the_node_ineligible(sim_factory: Any, node_factory: Any) -> None:
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4)

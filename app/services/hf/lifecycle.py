@@ -272,8 +272,12 @@ class HfLifecycle:
             self.manager.changed(f"rented node {watch.name} deleted on Hugging Face")
 
     def _failed_call(self, watch: Watch, exc: HfError) -> None:
+        # The last known state stands; the message says why it may be stale, until a call succeeds.
         watch.error = exc.message
         log.warning("rented node %s: %s", watch.name, exc.message)
+        node = self.manager.nodes.get(watch.name)
+        if node is not None and node.hf_state is not None:
+            node.set_hf_state(node.hf_state, f"state may be stale: {exc.message}")
 
     # -- billing and idle --------------------------------------------------------------------------------------
 

@@ -1,0 +1,58 @@
+"""Pause on sponsor exit (SIGTERM, SIGINT), and reconcile at the next start after a SIGKILL."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from app.simulator import SimulatorThread
+from tests.hf.conftest import start_sponsor
+from tests.hf.support import L4, create, hf_state, show, wait_show
+from tests.support.procs import wait_until
+
+MINUTE_S = 0.2
+
+
+def test_sigterm_and_sigint_leave_the_endpoint_paused(sim_factory: Any, node_factory: Any) -> None:
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
+    node = start_sponsor(node_factory, sim, MINUTE_S)
+    create(node, "gpu", *L4)
+    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    assert node.signal(signal.SIGTERM) == 0
+    assert hf_state(sim, "gpu") == "paused"  # paused before the process ended
+    node.start()
+    assert show(node, "gpu")["name"] == "gpu"
+    node.cli("rented", "resume", "gpu")
+    wait_until(lambda: hf_state(sim, "gpu") == "running", what="resumed endpoint to run")
+    assert node.signal(signal.SIGINT) == 0
+    assert hf_state(sim, "gpu") == "paused"
+
+
+def test_sigkill_then_next_start_pauses(sim_factory: Any, node_factory: Any) -> None:
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
+    node = start_sponsor(node_factory, sim, MINUTE_S)
+    create(node, "gpu", *L4)
+    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    node.kill()
+    assert hf_state(sim, "gpu") == "running"  # nobody paused it: the sponsor died
+    node.start()
+    wait_until(lambda: hf_state(sim, "gpu") == "paused", what="the restarted sponsor to pause the endpoint")
+    row = wait_show(node, "gpu", "paused on the node", lambda r: r["hf_state"] == "paused")
+    assert row["state"] == "paused"
+    log = (node.home / "logs" / "node.log").read_text()
+    assert "left running while the sponsor was down" in log
+
+
+def test_pause_on_exit_is_bounded_and_owed(sim_factory: Any, node_factory: Any) -> None:
+    """HF not answering at exit: the node still stops (bounded); the next start pauses it."""
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
+    node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_HF_STOP_TIMEOUT_S="1", PAIRWISE_HF_TIMEOUT_S="0.3")
+    create(node, "gpu", *L4)
+    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    sim.control("POST", "/_sim/faults", {"target": "management", "kind": "timeout", "count": 1000})
+    assert node.signal(signal.SIGTERM) == 0
+    sim.control("DELETE", "/_sim/faults")
+    assert hf_state(sim, "gpu") == "running"
+    assert "NOT paused on exit" in (node.home / "logs" / "node.log").read_text()
+    node.start()
+    wait_until(lambda: hf_state(sim, "gpu") == "paused", what="the owed pause at the next start")
