@@ -14,5 +14,5 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
     attach_rented(node)
     attach_hf(node)
-    attach_cluster(node)
+    node.cluster = attach_cluster(node)  # type: ignore[attr-defined]  # the tray's facade finds it here
     return node
