@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from app.services.errors import PairwiseError
@@ -39,6 +40,9 @@ class TrayApp(QObject):
     def __init__(self, node: Node, *, notify_sink: Sink | None = None, summary_interval_s: float = 60.0,
                  tray_wait_s: float = TRAY_WAIT_S) -> None:
         super().__init__()
+        qt_app = QApplication.instance()
+        if isinstance(qt_app, QApplication):
+            qt_app.setQuitOnLastWindowClosed(False)  # closing a window keeps Pairwise in the tray
         self.node = node
         self.facade = NodeFacade(node)
         self.notifier = Notifier(summary_interval_s=summary_interval_s)
@@ -52,6 +56,10 @@ class TrayApp(QObject):
         self.tray_wait_s = tray_wait_s
         self._done = asyncio.Event()
         self._quitting: asyncio.Task[None] | None = None
+        self._tray_deadline = 0.0
+        self._tray_poll = QTimer(self)
+        self._tray_poll.setInterval(250)
+        self._tray_poll.timeout.connect(self._check_tray)
 
         self.bridge.received.connect(self.notifier.on_event)
         self.bridge.nodes_changed.connect(self.tray.refresh_soon)
@@ -71,18 +79,18 @@ class TrayApp(QObject):
         install_asyncgen_hooks()
         await self.node.start()
         self.tray.start()
-        self.tasks.spawn(self._wait_for_tray(), name="wait for tray")
+        self._tray_deadline = time.monotonic() + self.tray_wait_s
+        self._tray_poll.start()
 
-    async def _wait_for_tray(self) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.tray_wait_s
-        while not QSystemTrayIcon.isSystemTrayAvailable():
-            if loop.time() >= deadline:
-                log.info("no system tray after %.0f s: showing the window instead", self.tray_wait_s)
-                self.open_window()
-                return
-            await asyncio.sleep(0.25)
-        self.tray.icon.show()
+    def _check_tray(self) -> None:
+        """A Qt timer, not a task: nothing of asyncio's is left pending if the app stops meanwhile."""
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self._tray_poll.stop()
+            self.tray.icon.show()
+        elif time.monotonic() >= self._tray_deadline:
+            self._tray_poll.stop()
+            log.info("no system tray after %.0f s: showing the window instead", self.tray_wait_s)
+            self.open_window()
 
     def install_signal_handlers(self) -> None:
         """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
@@ -140,6 +148,7 @@ class TrayApp(QObject):
             log.error("stopping the node failed: %s", exc)
         finally:
             await self.tasks.cancel_all()
+            self._tray_poll.stop()
             self.tray.stop()
             self.bridge.close()
             self.quit_dialog.close()

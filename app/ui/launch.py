@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
+
+log = logging.getLogger(__name__)
 
 HEADLESS = ("Pairwise's tray app needs a desktop, and this machine has no display (no DISPLAY or "
             "WAYLAND_DISPLAY).\nRun the node headless instead:\n\n    pairwise serve\n")
@@ -43,7 +46,7 @@ def launch_tray(args: argparse.Namespace) -> int:
     loop = qasync.QEventLoop(qt_app)
     asyncio.set_event_loop(loop)
     tray = TrayApp(node)
-    single.show_requested.connect(tray.open_window)
+    single.show_requested.connect(lambda: (log.info("a second start asked for the window"), tray.open_window()))
     try:
         with loop:
             return int(loop.run_until_complete(tray.run()))

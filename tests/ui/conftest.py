@@ -36,7 +36,7 @@ def pytest_asyncio_loop_factories(config: Any, item: Any) -> dict[str, Callable[
     return {"qasync": lambda: qasync.QEventLoop(QApplication.instance() or QApplication(["pairwise-tests"]))}
 
 
-async def until(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
+async def until(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:  # noqa: ASYNC109
     """Poll on the loop (Qt events keep flowing) until ``predicate()`` is truthy."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -184,9 +184,11 @@ class GpuPage(QWizardPage):
                     item.setToolTip(f"Cannot be rented now: {row['unavailable_reason']}")
                 self.table.setItem(r, c, item)
 
-    def select(self, instance_type: str, instance_size: str | None = None) -> bool:
+    def select(self, instance_type: str, instance_size: str | None = None, *, vendor: str | None = None,
+               region: str | None = None) -> bool:
         for r, row in enumerate(self.rows):
-            if row.get("instanceType") == instance_type and (instance_size is None or row.get("instanceSize") == instance_size):
+            wanted = {"instanceType": instance_type, "instanceSize": instance_size, "vendor": vendor, "region": region}
+            if all(value is None or row.get(key) == value for key, value in wanted.items()):
                 if row.get("unavailable_reason"):
                     return False
                 self.table.selectRow(r)

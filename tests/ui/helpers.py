@@ -1,0 +1,64 @@
+"""Shared steps for UI tests: a running rented GPU on the simulated Hugging Face, menu texts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from app.simulator import SimulatedHF
+from tests.ui.conftest import REPO, until
+
+T4 = {"gpu": "nvidia-t4", "vendor": "aws", "region": "us-east-1"}  # $0.50 per hour
+
+
+async def running_gpu(app: Any, sim: SimulatedHF, name: str = "gpu", **settings: Any) -> dict[str, Any]:
+    """Sign in and rent a T4 through the same service calls the wizard makes; wait until it runs."""
+    if not app.facade.hf_signed_in():
+        await app.facade.hf_login(sim.demo_token)
+    await app.facade.rented_create({"name": name, "model": REPO, **T4, **settings})
+    return await until(lambda: _running(app, name), timeout=20, what=f"{name} running")  # type: ignore[no-any-return]
+
+
+def _running(app: Any, name: str) -> dict[str, Any] | None:
+    row = app.facade.rented_row(name)
+    return row if row and row.get("hf_state") == "running" else None
+
+
+def sim_state(sim: SimulatedHF, name: str) -> str | None:
+    endpoint = sim.state.endpoints.get(sim.demo_namespace, name)
+    return endpoint.state if endpoint is not None else None
+
+
+def menu_texts(menu: QMenu) -> list[Any]:
+    """The menu as shown: texts, '-' for separators, (text, [children]) for submenus."""
+    out: list[Any] = []
+    for action in menu.actions():
+        if action.isSeparator():
+            out.append("-")
+        elif action.menu() is not None:
+            sub = action.menu()
+            assert isinstance(sub, QMenu)
+            out.append((action.text(), menu_texts(sub)))
+        else:
+            out.append(action.text())
+    return out
+
+
+def find_action(menu: QMenu, text: str) -> QAction:
+    for action in menu.actions():
+        if action.text() == text:
+            return action
+        sub = action.menu()
+        if isinstance(sub, QMenu):
+            try:
+                return find_action(sub, text)
+            except LookupError:
+                continue
+    raise LookupError(text)
+
+
+def open_menu(app: Any) -> list[Any]:
+    app.tray.menu.aboutToShow.emit()  # what the tray host triggers when the user clicks
+    return menu_texts(app.tray.menu)

@@ -1,0 +1,93 @@
+"""Notifications: each event the tray announces, from the node's bus to the tray's showMessage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from app.simulator import SimulatedHF
+from app.ui.notify import NotificationPolicy
+from tests.ui.conftest import REPO, until
+from tests.ui.helpers import running_gpu, sim_state
+
+EVENTS: list[tuple[str, dict[str, Any], str]] = [
+    ("off_lan_prompt", {"rented_node": "gpu", "model": "m", "requester": "app"}, "A prompt left your LAN"),
+    ("budget_paused", {"node": "gpu", "reason": "budget reached: $10.00 of $10.00 per day"},
+     "gpu paused: budget reached"),
+    ("idle_paused", {"node": "gpu", "reason": "no workload for 15 min"}, "gpu paused while idle"),
+    ("woke", {"node": "gpu", "hf_state": "initializing"}, "Waking gpu"),
+    ("rented_failed", {"node": "gpu", "hf_state": "failed", "message": "CUDA out of memory"}, "gpu failed"),
+    ("peer_joined", {"node": "laptop", "id": "x"}, "laptop joined your cluster"),
+    ("peer_left", {"node": "laptop", "id": "x", "reason": "no answer"}, "laptop left your cluster"),
+]
+
+
+def test_off_lan_prompts_first_per_node_then_summarised() -> None:
+    policy = NotificationPolicy()
+    first = policy.on_event("off_lan_prompt", {"rented_node": "gpu", "model": "llama", "requester": "zed"})
+    assert first is not None and first.title == "A prompt left your LAN"
+    assert "zed asked llama; it was sent to gpu (Rented · off-LAN)" in first.message
+    assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None
+    assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None
+    other = policy.on_event("off_lan_prompt", {"rented_node": "other"})
+    assert other is not None  # a different rented node is announced once too
+    assert policy.on_event("off_lan_prompt", {"rented_node": "other"}) is None
+    summary = policy.summary()
+    assert summary is not None and summary.title == "3 more prompts left your LAN"
+    assert summary.message == "Sent to rented nodes: gpu ×2, other ×1."
+    assert policy.summary() is None
+    assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None  # still summarised this session
+
+
+def test_two_sources_of_one_budget_pause_notify_once() -> None:
+    policy = NotificationPolicy()
+    note = policy.on_event("notice", {"title": "gpu: budget reached", "message": "x", "node": "gpu", "level": "warning"})
+    assert note is not None and note.level == "warning"
+    assert policy.on_event("budget_paused", {"node": "gpu", "reason": "x"}) is None
+
+
+async def test_each_event_raises_its_notification(make_app: Any) -> None:
+    app = await make_app(summary_interval_s=0.1)
+    for kind, data, _title in EVENTS:
+        app.node.bus.publish(kind, **data)
+    app.node.bus.publish("notice", title="Something to know", message="as is", level="info")
+    assert app.sent.titles() == [title for _k, _d, title in EVENTS] + ["Something to know"]
+    failed = app.sent[4]
+    assert failed.message == "CUDA out of memory" and failed.level == "error"
+    assert [n.title for n in app.notifier.attention] == ["gpu paused: budget reached", "gpu failed"]
+    app.node.bus.publish("off_lan_prompt", rented_node="gpu", model="m")
+    app.node.bus.publish("off_lan_prompt", rented_node="gpu", model="m")
+    await until(lambda: len(app.sent) == len(EVENTS) + 2, what="the off-LAN summary")
+    assert app.sent[-1].title == "2 more prompts left your LAN"
+
+
+async def test_real_off_lan_prompts_idle_pause_and_wake(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app(summary_interval_s=0.2)
+    await running_gpu(app, sim, idle_pause_min=0.02, wake_on_request=True)  # idle after 1.2 s
+    client = openai.AsyncOpenAI(base_url=f"http://{app.node.frontdoor_address}/v1", api_key="unused", max_retries=0)
+    messages: Any = [{"role": "user", "content": "hello"}]
+    for _ in range(3):
+        answer = await client.chat.completions.create(model=REPO, messages=messages)
+        assert answer.choices[0].message.content
+    await until(lambda: "A prompt left your LAN" in app.sent.titles(), what="the first off-LAN notice")
+    await until(lambda: "2 more prompts left your LAN" in app.sent.titles(), what="the summary")
+    assert app.sent.titles().count("A prompt left your LAN") == 1
+
+    await until(lambda: sim_state(sim, "gpu") == "paused", what="the idle pause")
+    await until(lambda: "gpu paused while idle" in app.sent.titles(), what="the idle-pause notice")
+    answer = await client.chat.completions.create(model=REPO, messages=messages)  # wakes it
+    assert answer.choices[0].message.content
+    assert "Waking gpu" in app.sent.titles()
+    await client.close()
+
+
+async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await running_gpu(app, sim, usd_per_day=0.02)  # $0.50/h: the cap is about three billed minutes
+    await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
+    await until(lambda: "gpu paused: budget reached" in app.sent.titles() or "gpu: budget reached"
+                in app.sent.titles(), what="the budget notice")
+    note = next(n for n in app.sent if "budget reached" in n.title)
+    assert "$0.02" in note.message and note.level == "warning"
+    await until(lambda: app.tray.state == "attention", what="attention")

@@ -1,0 +1,141 @@
+"""The main window: node list, node detail (with Delete's confirmation), Jobs, Settings, pairing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import openai
+from PySide6.QtWidgets import QMessageBox
+
+from app.simulator import SimulatedHF
+from app.ui import dialogs
+from app.ui.views.nodes import row_cells
+from tests.support.procs import REPO as REPO_DIR
+from tests.support.procs import child_env
+from tests.ui.conftest import REPO, until
+from tests.ui.helpers import running_gpu, sim_state
+
+
+def table(widget: Any) -> list[list[str]]:
+    return [[widget.item(r, c).text() for c in range(widget.columnCount())] for r in range(widget.rowCount())]
+
+
+async def test_node_list_and_rented_detail(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await running_gpu(app, sim, usd_per_day=5, idle_pause_min=30)
+    app.open_window()
+    rows = table(app.window.node_list)
+    assert rows[0][:3] == ["desk", "This machine", "online"] and rows[0][3] == "no engines"
+    assert rows[1] == ["gpu", "Rented · off-LAN", "eligible (running)", "nvidia-t4 x1", "huggingface-endpoint",
+                       "$0.50/h", "desk", REPO]
+    assert app.window.node_list.horizontalHeaderItem(1).text() == "Kind"
+
+    app.window.show_node("gpu")
+    detail = app.window.detail
+    assert detail.title.text() == "gpu — Rented · off-LAN"
+    assert detail.fact_text("Hugging Face says") == "running: Endpoint is ready"
+    assert detail.fact_text("Cost this session").startswith("$")
+    assert detail.fact_text("Cost this month").startswith("$")
+    assert detail.fact_text("Budget") == "$5.00/day, no cap/month"
+    assert detail.fact_text("Idle pause") == "after 30 min"
+    assert detail.pause_button.isEnabled() and not detail.resume_button.isEnabled()
+    assert detail.delete_button.text() == "Delete…"
+
+    detail.day_cap.setValue(7.5)
+    detail.apply_settings()
+    await until(lambda: app.facade.rented_row("gpu")["budget"]["usd_per_day"] == 7.5, what="the new cap")
+
+    detail.pause_button.click()
+    await until(lambda: sim_state(sim, "gpu") == "paused", what="paused")
+    await until(lambda: detail.resume_button.isEnabled(), what="Resume enabled")
+    assert "paused" in detail.message.text()
+
+
+async def test_delete_asks_naming_what_is_lost(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await running_gpu(app, sim)
+    app.window.show_node("gpu")
+    detail = app.window.detail
+
+    detail.delete_button.click()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the confirmation")
+    assert isinstance(box, QMessageBox) and box.text() == "Delete gpu?"
+    lost = box.informativeText()
+    assert "deletes the Hugging Face endpoint demo-user/gpu for good" in lost
+    assert "cannot be recovered" in lost and REPO in lost and "Billing for it stops" in lost
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    await until(lambda: not dialogs.ACTIVE, what="the dialog to close")
+    assert sim_state(sim, "gpu") == "running" and app.facade.rented_row("gpu") is not None
+
+    detail.delete_button.click()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the confirmation")
+    next(b for b in box.buttons() if b.text() == "Delete").click()
+    await until(lambda: sim_state(sim, "gpu") is None, what="the endpoint deleted on HF")
+    await until(lambda: app.facade.rented_row("gpu") is None, what="the node forgotten")
+    assert "gpu deleted" in detail.message.text()
+
+
+async def test_jobs_flag_off_lan_work(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await running_gpu(app, sim)
+    client = openai.AsyncOpenAI(base_url=f"http://{app.node.frontdoor_address}/v1", api_key="unused", max_retries=0)
+    await client.chat.completions.create(model=REPO, messages=[{"role": "user", "content": "hello"}])
+    await client.close()
+    app.open_window()
+    app.window.tabs.setCurrentIndex(1)
+    jobs = app.window.jobs
+
+    def history() -> list[list[str]]:
+        jobs.refresh()
+        rows = jobs.cells(jobs.history)
+        return rows if rows and rows[0][-1] != "–" else []
+
+    rows = await until(history, what="the job with its cost")
+    started, model, state, served, off_lan, origin, requester, duration, tokens, cost = rows[0]
+    assert (model, state, served, off_lan, origin) == (REPO, "completed", "gpu", "⚠ off-LAN · gpu", "desk")
+    assert requester and duration != "–" and "→" in tokens and cost.startswith("$")
+    assert jobs.active_label.text() == "Active (0)"
+
+
+async def test_settings_off_lan_and_account(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await app.facade.hf_login(sim.demo_token)
+    app.open_window()
+    app.window.tabs.setCurrentIndex(2)
+    settings = app.window.settings
+    await until(lambda: "Signed in as demo-user" in settings.hf_status.text(), what="the account")
+    assert settings.allow.isChecked()
+    settings.deny.setChecked(True)
+    await until(lambda: app.node.settings.off_lan == "deny", what="off-LAN denied")
+    settings.sign_out()
+    await until(lambda: "Not signed in" in settings.hf_status.text(), what="signed out")
+    assert not app.facade.hf_signed_in()
+
+
+async def test_pairing_with_a_pin(make_app: Any, node_factory: Any) -> None:
+    app = await make_app()
+    other = node_factory("laptop").start()
+    app.open_window()
+    app.window.tabs.setCurrentIndex(2)
+    settings = app.window.settings
+    settings.invite_button.click()
+    dialog = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the invite dialog")
+    await until(lambda: dialog.pin.text()[:1].isdigit(), what="the PIN")
+    pin = dialog.pin.text().replace(" ", "")
+    address = dialog.address.text().removeprefix("Address: ")
+    assert len(pin) == 6 and "good for" in dialog.status.text()
+    join = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app", "--home", str(other.home), "pair", "join", address, "--pin", pin,
+        cwd=REPO_DIR, env=child_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await join.communicate()
+    assert join.returncode == 0, err.decode()
+    await until(lambda: "Paired with laptop" in dialog.status.text(), what="paired")
+    assert "Paired with laptop" in app.sent.titles()
+    dialog.accept()
+    await until(lambda: any("laptop" in settings.peers.item(i).text() for i in range(settings.peers.count())),
+                what="laptop in the peers list")
+    await until(lambda: "laptop joined your cluster" in app.sent.titles(), what="peer joined")
+    assert any(r["name"] == "laptop" for r in app.facade.nodes())
+    assert row_cells(next(r for r in app.facade.nodes() if r["name"] == "laptop"))[1] == "LAN"

@@ -1,0 +1,167 @@
+"""The Add rented GPU wizard, end to end against the simulated Hugging Face over HTTPS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.simulator import SimulatedHF
+from app.ui.wizard.wizard import Page, RentWizard
+from tests.ui.conftest import REPO, until
+
+
+async def open_wizard(app: Any) -> RentWizard:
+    app.open_wizard()
+    wizard = app.wizard
+    assert wizard is not None and wizard.isVisible()
+    assert wizard.currentId() == Page.INTRO
+    return wizard
+
+
+async def sign_in(wizard: RentWizard, token: str) -> str:
+    page = wizard.sign_in
+    page.token.setText(token)
+    before = wizard.currentId()
+    wizard.next()
+    await until(lambda: not page.busy, what="the token check")
+    await until(lambda: wizard.currentId() != before or "<b>" in page.status.text(), what="the check's answer")
+    return page.status.text()
+
+
+async def test_sign_in_errors_name_what_is_wrong(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    wizard = await open_wizard(app)
+    wizard.next()
+    assert wizard.currentId() == Page.SIGN_IN
+    assert not wizard.sign_in.isComplete()  # nothing typed, not signed in
+
+    text = await sign_in(wizard, "hf_not_a_real_token")
+    assert wizard.currentId() == Page.SIGN_IN
+    assert "refused the token" in text
+
+    await sim.control("POST", "/_sim/tokens", {"token": "hf_call_only", "user": "carol",
+                                               "scoped": {"carol": ["inference.endpoints.infer.write"]}})
+    text = await sign_in(wizard, "hf_call_only")
+    assert wizard.currentId() == Page.SIGN_IN
+    assert "cannot manage endpoints in carol" in text and "inference.endpoints.write" in text
+
+    await sim.control("POST", "/_sim/tokens", {"token": "hf_nothing", "user": "dave", "scoped": {"dave": []}})
+    text = await sign_in(wizard, "hf_nothing")
+    assert wizard.currentId() == Page.SIGN_IN
+    assert "inference.endpoints.write" in text and "inference.endpoints.infer.write" in text
+
+    await sign_in(wizard, sim.demo_token)
+    assert wizard.currentId() == Page.MODEL
+    assert wizard.sign_in.token.text() == ""  # the widget forgets the token once the keyring has it
+    assert wizard.choice.namespaces[0] == sim.demo_namespace
+
+
+async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    wizard = await open_wizard(app)
+    wizard.next()
+    await sign_in(wizard, sim.demo_token)
+    assert wizard.currentId() == Page.MODEL
+
+    model = wizard.model
+    await until(lambda: model.loads >= 1, what="the catalog")
+    assert model.results.count() == 5
+    model.search.setText("smollm2")
+    await until(lambda: model.loads >= 2, what="the search")
+    found = [model.results.item(i).text() for i in range(model.results.count())]
+    assert len(found) == 2 and all("SmolLM2" in f for f in found)
+    assert not model.isComplete()
+    model.results.setCurrentRow(next(i for i, f in enumerate(found) if f.startswith(REPO + " ")))
+    assert model.repo.text() == REPO and model.isComplete()
+    wizard.next()
+
+    gpu = wizard.gpu
+    assert wizard.currentId() == Page.GPU
+    await until(lambda: gpu.loads >= 1, what="the GPU list")
+    rows = {(r["instanceType"], r["instanceSize"], r["region"]): r for r in gpu.rows}
+    assert all(r["accelerator"] == "gpu" for r in gpu.rows)
+    assert "over quota" in rows[("nvidia-h200", "x1", "us-east-1")]["unavailable_reason"]
+    assert "not available" in rows[("nvidia-l40s", "x1", "eu-west-1")]["unavailable_reason"]
+    assert "deprecated" in rows[("nvidia-h100", "x1", "us-east-1")]["unavailable_reason"]
+    first = [gpu.table.item(0, c).text() for c in range(gpu.table.columnCount())]
+    assert first == ["1× nvidia-t4 (x1)", "16 GB", "$0.50/h", "8 of 8", "aws us-east-1", "yes"]
+    assert not gpu.select("nvidia-h200", "x1")  # listed with its reason, not selectable
+    assert not gpu.isComplete()
+    assert gpu.select("nvidia-l40s", "x1", region="us-east-1")
+    wizard.next()
+
+    settings = wizard.settings
+    assert wizard.currentId() == Page.SETTINGS
+    assert settings.name.text() == "smollm2-135m-instruct"
+    settings.name.setText("smol")
+    settings.idle.setValue(0)
+    settings.month.setValue(0)
+    assert settings.preview.text() == "2 h at $1.80/h = $3.60; your $10/day cap allows 5.5 h"
+    settings.hours.setValue(3)
+    settings.month.setValue(100)
+    assert settings.preview.text() == ("3 h at $1.80/h = $5.40; your $10/day cap allows 5.5 h; "
+                                       "your $100/month cap allows 55.5 h")
+    settings.idle.setValue(15)
+    settings.share.setChecked(True)
+    wizard.next()
+    await until(lambda: wizard.currentId() == Page.CONFIRM, what="the plan")
+
+    confirm = wizard.confirm
+    summary = confirm.summary.text()
+    assert "smol" in summary and REPO in summary and "nvidia-l40s x1" in summary and "$1.80/h" in summary
+    assert "from the moment you click Create" in summary and "never public" in summary
+    assert "$10.00 per day (5.5 h)" in summary and "Idle pause after 15 min" in summary
+    assert not confirm.isComplete()  # billing must be acknowledged
+    assert sim.state.endpoints.all() == []  # nothing rented yet
+    confirm.agree.setChecked(True)
+    wizard.next()
+
+    progress = wizard.progress
+    assert wizard.currentId() == Page.PROGRESS
+    await until(lambda: progress.state == "running", timeout=20, what="Running")
+    assert "initializing" in progress.seen
+    assert progress.seen.index("initializing") < progress.seen.index("running")
+    assert progress.isComplete() and "is running at $1.80/h" in progress.detail.text()
+
+    endpoints = sim.state.endpoints.all()
+    assert len(endpoints) == 1
+    endpoint = endpoints[0]
+    row = app.facade.rented_row("smol")
+    assert row is not None and row["hf_state"] == "running" and row["state"] == "eligible"
+    assert row["shared"] is True and row["lifecycle"]["managed"] is True
+    assert row["lifecycle"]["idle_pause_min"] == 15 and row["budget"]["usd_per_day"] == 10
+    assert row["models"] == [REPO] and row["endpoint"] == f"{sim.demo_namespace}/{endpoint.name}"
+    wizard.accept()
+    assert not wizard.isVisible()
+
+
+async def test_attach_an_existing_endpoint(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await app.facade.hf_login(sim.demo_token)
+    await app.facade.rented_create({"name": "first", "model": REPO, "gpu": "nvidia-t4", "vendor": "aws",
+                                    "region": "us-east-1"})
+    await until(lambda: (app.facade.rented_row("first") or {}).get("hf_state") == "running", what="first running")
+    url = app.facade.rented_row("first")["url"]
+    await app.facade.rented_detach("first")  # forget it; the endpoint itself keeps running
+
+    wizard = await open_wizard(app)
+    wizard.intro.attach.setChecked(True)
+    wizard.next()
+    assert wizard.currentId() == Page.ATTACH
+    page = wizard.attach
+    page.name.setText("again")
+    page.provider.setCurrentIndex(page.provider.findData("openai-compatible"))
+    page.url.setText(url)
+    page.token.setText("hf_wrong_token")
+    wizard.next()
+    await until(lambda: not page.busy and page.status.text() != page.busy_text(), what="the refusal")
+    assert wizard.currentId() == Page.ATTACH and "refused" in page.status.text().lower()
+
+    page.token.setText(sim.demo_token)
+    page.gpu.setText("1x T4")
+    page.price.setValue(0.5)
+    wizard.next()
+    await until(lambda: wizard.currentId() == Page.ATTACH_DONE, what="attached")
+    summary = wizard.attach_done.summary.text()
+    assert "again" in summary and "Rented · off-LAN" in summary and REPO in summary and "$0.50/h" in summary
+    assert page.token.text() == ""
+    assert app.facade.rented_row("again")["url"] == url
