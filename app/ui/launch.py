@@ -46,7 +46,12 @@ def launch_tray(args: argparse.Namespace) -> int:
     loop = qasync.QEventLoop(qt_app)
     asyncio.set_event_loop(loop)
     tray = TrayApp(node)
-    single.show_requested.connect(lambda: (log.info("a second start asked for the window"), tray.open_window()))
+
+    def show_again() -> None:
+        log.info("a second start asked for the window")
+        tray.open_window()
+
+    single.show_requested.connect(show_again)
     try:
         with loop:
             return int(loop.run_until_complete(tray.run()))
