@@ -48,8 +48,9 @@ def start_node(stack: ExitStack, home: Path, name: str) -> Node:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    settings = phases.QUICK if args.quick else phases.FULL
-    raw: dict[str, Any] = {"mode": "quick" if args.quick else "full", "machine": machine(), "notes": []}
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    settings = {"smoke": phases.SMOKE, "quick": phases.QUICK, "full": phases.FULL}[mode]
+    raw: dict[str, Any] = {"mode": mode, "machine": machine(), "notes": []}
     work = Path(tempfile.mkdtemp(prefix="pairwise-bench-"))
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
@@ -59,15 +60,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         # Start-up: a first start makes the identity; the figure that counts is a restart with an engine.
         log("node start-up (first start, then restarts with one engine)")
-        first = Node(work / "node-a", "bench-a").start()
+        first = start_node(stack, work / "node-a", "bench-a")
         first.add_engine("tiny", tiny.url)
         first.stop()
         restarts = []
-        for _ in range(1 if args.quick else 3):
-            again = Node(work / "node-a", "bench-a").start()
+        for _ in range(2 if mode == "full" else 0):
+            again = start_node(stack, work / "node-a", "bench-a")
             restarts.append(again.startup_s)
             again.stop()
-        node_a = start_node(stack, work / "node-a", "bench-a")
+        node_a = start_node(stack, work / "node-a", "bench-a")  # this restart is measured too, and stays up
+        restarts.append(node_a.startup_s)
         time.sleep(0.5)  # let start-up work (model list fetch, timers) settle before reading idle memory
         raw["node"] = {"first_start_s": round(first.startup_s, 3), "restart_s": [round(s, 3) for s in restarts],
                        "startup_s": round(sorted(restarts)[len(restarts) // 2], 3),
@@ -93,7 +95,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             log(f"pairing node B with node A (cluster wiring: {landed})")
             node_b = start_node(stack, work / "node-b", "bench-b")
+            began = time.perf_counter()
             pair(node_a, node_b, MODEL)
+            raw["pairing_s"] = round(time.perf_counter() - began, 2)
+            log(f"paired in {raw['pairing_s']} s")
 
         if lite is not None:
             lite.wait_ready()
@@ -140,6 +145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a short run (under a minute)")
+    parser.add_argument("--smoke", action="store_true", help="every phase once, tiny (for the smoke test)")
     parser.add_argument("--no-litellm", action="store_true", help="leave LiteLLM out")
     parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
     parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},

@@ -39,12 +39,15 @@ class Settings:
     level_tokens_per_s: float
 
 
-QUICK = Settings(latency_requests=150, throughput_repeats=1, paced_chunks=1000, paced_tokens_per_s=1000,
-                 unpaced_chunks=3000, levels=(1, 16, 64, 256), level_duration_s=1.5, level_tokens=10,
+QUICK = Settings(latency_requests=60, throughput_repeats=1, paced_chunks=400, paced_tokens_per_s=1000,
+                 unpaced_chunks=1500, levels=(1, 16, 64, 256), level_duration_s=0.5, level_tokens=8,
                  level_tokens_per_s=20)
 FULL = Settings(latency_requests=1000, throughput_repeats=3, paced_chunks=3000, paced_tokens_per_s=1000,
-                unpaced_chunks=20000, levels=(1, 16, 64, 256), level_duration_s=5.0, level_tokens=20,
+                unpaced_chunks=10000, levels=(1, 16, 64, 256), level_duration_s=5.0, level_tokens=20,
                 level_tokens_per_s=20)
+# For the smoke test: every phase and path once, in seconds.
+SMOKE = Settings(latency_requests=5, throughput_repeats=1, paced_chunks=50, paced_tokens_per_s=1000,
+                 unpaced_chunks=200, levels=(1, 4), level_duration_s=0.2, level_tokens=4, level_tokens_per_s=50)
 
 
 def router_cpu(path: Path) -> float:
@@ -55,9 +58,10 @@ def latency(paths: dict[str, Path], model: str, settings: Settings) -> dict[str,
     """Sequential requests, interleaved over the paths: stream and whole-answer time to first byte."""
     out: dict[str, Any] = {}
     targets = [p.target for p in paths.values()]
+    warmup = min(10, settings.latency_requests)
     for mode, stream in (("stream", True), ("nonstream", False)):
         body = chat_body(model, stream=stream, max_tokens=8)
-        samples = asyncio.run(interleaved_latency(targets, body, settings.latency_requests))
+        samples = asyncio.run(interleaved_latency(targets, body, settings.latency_requests, warmup))
         out[mode] = {name: latency_summary(found) for name, found in samples.items()}
     return out
 
