@@ -173,9 +173,11 @@ def run(args: argparse.Namespace) -> int:
         if not changes and "token" not in payload:
             raise ConfigError("nothing to change: give at least one option (see 'pairwise rented set --help')")
         return report(client.call("PATCH", f"/rented/{args.name}", payload), args.json)
-    client.call("DELETE", f"/rented/{args.name}", timeout_s=TIMEOUT_S)
-    print(f"rented node {args.name} detached; its token was deleted from the keyring")
-    return 0
+    if command == "detach":
+        client.call("DELETE", f"/rented/{args.name}", timeout_s=TIMEOUT_S)
+        print(f"rented node {args.name} detached; its token was deleted from the keyring")
+        return 0
+    raise ConfigError(f"unknown rented command {command!r}")
 
 
 def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:

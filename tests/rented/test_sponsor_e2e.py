@@ -48,7 +48,7 @@ class Events:
             for line in self._response:
                 if line.strip():
                     self.events.append(json.loads(line))
-        except (OSError, ValueError, http.client.HTTPException):
+        except Exception:  # close() pulls the socket from under the reader: that ends it, quietly
             pass
 
     def of(self, kind: str) -> list[dict[str, Any]]:
@@ -58,6 +58,7 @@ class Events:
         # Shut the socket down so the node sees the caller leave at once (it stops faster).
         if self._conn.sock is not None:
             self._conn.sock.shutdown(socket.SHUT_RDWR)
+        self._thread.join(5)
         self._conn.close()
 
 
