@@ -148,3 +148,13 @@ async def test_before_route_hook_wakes_a_paused_node(make: Make) -> None:
     request.job_id = "job-1"
     status, _ = await read_all(node, request)
     assert status == 200 and woke == ["gpu"] and began == ["job-1"]
+
+
+async def test_reasons_never_quote_the_endpoint(make: Make, tls_tiny: TlsTiny) -> None:
+    node = make(models=["rented-model"], url="https://localhost:9")
+    node.set_hf_state("failed", "replica at https://localhost:9 crashed (localhost unreachable)")
+    state, reason = node.status()
+    assert state == "unhealthy" and "localhost" not in (reason or "") and "[endpoint]" in (reason or "")
+    with pytest.raises(UpstreamError) as caught:
+        await node.open(chat())
+    assert "localhost" not in caught.value.message

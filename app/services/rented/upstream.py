@@ -28,6 +28,7 @@ import math
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
@@ -143,7 +144,7 @@ class RentedUpstream(Upstream):
 
     def status(self) -> tuple[str, str | None]:
         if self.credential_error:
-            return "ineligible", f"credential refused: {self.credential_error}"
+            return "ineligible", f"credential refused: {self.scrub(self.credential_error)}"
         if self.block_reason:
             return "ineligible", self.block_reason
         if self.budget_reason:
@@ -155,10 +156,19 @@ class RentedUpstream(Upstream):
         if base == "starting":
             return "starting", f"starting on the provider ({self.hf_state}); not ready yet"
         if base == "unhealthy":
-            return "unhealthy", self.hf_message or self.last_error or "the provider reports a failure"
+            return "unhealthy", self.scrub(self.hf_message or self.last_error or "the provider reports a failure")
         if base == "cold":
             return "cold", "scaled to zero: the next request waits for a cold start"
         return "eligible", None
+
+    def scrub(self, text: str) -> str:
+        """Error text without the endpoint's URL or host: reasons travel to peers and callers."""
+        url = self.decl.url or ""
+        host = urlsplit(url).hostname if url else None
+        for secret in (url, host):
+            if secret:
+                text = text.replace(secret, "[endpoint]")
+        return redact(text)
 
     def ineligible_reason(self) -> str | None:
         state, reason = self.status()
@@ -260,7 +270,7 @@ class RentedUpstream(Upstream):
                                            first_byte_timeout_s=remaining, label=label,
                                            retry_statuses=FAILOVER_STATUSES | {401, 403})
             except UpstreamError as exc:
-                message = redact(exc.message)
+                message = self.scrub(exc.message)
                 if exc.upstream_status in (401, 403):
                     self.credential_error = message
                     raise UpstreamError(f"{label}: credential refused: {message}", status=exc.upstream_status) from None
