@@ -1,0 +1,38 @@
+"""The benchmark runs end to end in its tiniest mode (no LiteLLM) and writes the agreed JSON.
+
+Speed itself is never asserted here: bench/ prints ratios, tests only check that it works.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.procs import REPO, cluster_wiring_landed
+
+TOP_LEVEL = ("p50_added_per_hop_ms", "p50_added_two_hops_ms", "stream_throughput_pct_of_direct", "cpu_us_per_chunk",
+             "errors_at_256_streams", "idle_rss_mb", "litellm")
+
+
+def test_smoke_run_writes_every_figure(tmp_path: Path) -> None:
+    out = tmp_path / "smoke.json"
+    result = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--no-litellm", "--out", str(out)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Pairwise 1 hop" in result.stdout and "PW÷direct" in result.stdout
+    data = json.loads(out.read_text())
+    for key in TOP_LEVEL:
+        assert key in data, key
+    assert data["litellm"] is None and any("LiteLLM skipped" in n for n in data["notes"])
+    assert isinstance(data["p50_added_per_hop_ms"], float)
+    assert data["cpu_us_per_chunk"] > 0 and data["idle_rss_mb"] > 0
+    for path in ("direct", "pairwise"):
+        assert data["latency"]["stream"][path]["errors"] == 0
+        assert data["latency"]["nonstream"][path]["errors"] == 0
+        assert data["throughput_paced"][path]["errors"] == []
+        assert all(data["concurrency"][level][path]["errors"] == 0 for level in ("1", "4"))
+    if cluster_wiring_landed():
+        assert isinstance(data["p50_added_two_hops_ms"], float)
+        assert data["latency"]["stream"]["pairwise_2hop"]["errors"] == 0
