@@ -120,10 +120,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cand.add_engine("tiny", tiny.url)
             paths["candidate"] = phases.Path(Target("candidate", cand.url), [cand.pid])
             raw["candidate"] = {"tree": str(args.candidate), "startup_s": round(cand.startup_s, 3)}
+            if node_b is not None:  # the candidate gets its own peer, so both clusters look alike
+                cand_b = Node(work / "node-cb", "bench-cb", tree=args.candidate)
+                stack.callback(cand_b.stop)
+                cand_b.start()
+                pair(cand, cand_b, MODEL)
+                paths["candidate_2hop"] = phases.Path(Target("candidate_2hop", cand_b.url), [cand_b.pid, cand.pid])
         if lite is not None:
             paths["litellm"] = phases.Path(Target("litellm", lite.url, {"Authorization": f"Bearer {lite.key}"}),
                                            [lite.pid], tree=True)
 
+        raw["paths"] = list(paths)
         if "latency" in args.phases:
             log(f"time to first byte: {settings.latency_requests} sequential requests per path and mode")
             raw["latency"] = phases.latency(paths, MODEL, settings)

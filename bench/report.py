@@ -66,8 +66,8 @@ def _ratio(a: Any, b: Any) -> str:
 
 def table(raw: dict[str, Any]) -> str:
     rows: list[list[str]] = []
-    paths = PATHS + (("candidate",) if "candidate" in raw else ())
-    headers = HEADERS + (("candidate",) if "candidate" in raw else ())
+    extra = tuple(p for p in raw.get("paths", ()) if p not in PATHS)  # e.g. a candidate under A/B
+    paths, headers = PATHS + extra, HEADERS + extra
 
     def row(label: str, values: dict[str, Any], digits: int = 2, ratios: bool = True) -> None:
         pw = values.get("pairwise")
