@@ -87,6 +87,7 @@ class RentedManager:
         if self._task:
             self._task.cancel()
         self._unsubscribe()
+        self.meter.flush()
         for node in self.nodes.values():
             await node.aclose()
 

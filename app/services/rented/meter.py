@@ -15,11 +15,13 @@ Public API: ``CostMeter(path=None, clock=time.time)``; ``begin(node, job_id, pri
 ``end(job_id) -> float | None``, ``set_price(node, price)``, ``charge(node, usd)``,
 ``totals(node) -> {"session_usd", "day_usd", "month_usd", "in_flight"}``,
 ``spent(node, "day"|"month") -> float``. Day and month totals persist in ``path``
-(rented_meter.json in the home) so a restart does not reset a budget.
+(rented_meter.json in the home, written at most once a second and on ``flush()``) so a restart
+does not reset a budget.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -32,6 +34,7 @@ from app.home import write_private
 
 log = logging.getLogger(__name__)
 Period = Literal["day", "month"]
+SAVE_EVERY_S = 1.0
 
 
 @dataclass
@@ -49,6 +52,7 @@ class CostMeter:
         self._nodes: dict[str, _Node] = {}
         self._job_node: dict[str, str] = {}
         self._periods: dict[str, dict[str, Any]] = self._load()
+        self._flush_handle: asyncio.TimerHandle | None = None
 
     # -- workloads -------------------------------------------------------------------------------------------
 
@@ -146,5 +150,21 @@ class CostMeter:
         return {k: v for k, v in data.items() if isinstance(v, dict)}
 
     def _save(self) -> None:
+        """Persist soon: at most once per SAVE_EVERY_S on a running loop (an fsync per workload is
+        milliseconds on the request path), at once without one. ``flush()`` on stop."""
+        if self.path is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        if self._flush_handle is None:
+            self._flush_handle = loop.call_later(SAVE_EVERY_S, self.flush)
+
+    def flush(self) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
         if self.path is not None:
             write_private(self.path, json.dumps(self._periods, indent=1).encode())
