@@ -9,6 +9,10 @@ from typing import Any
 def money(usd: float | None, *, precise: bool = False) -> str:
     if usd is None:
         return "–"
+    if usd == 0:
+        return "$0"
+    if 0 < usd < 0.0001:
+        return "<$0.0001"
     if precise or 0 < abs(usd) < 0.1:
         return f"${usd:.4f}"
     return f"${usd:.2f}"

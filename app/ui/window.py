@@ -38,7 +38,7 @@ class MainWindow(QMainWindow):
         self.facade, self.tasks = facade, tasks
         self.setWindowTitle(f"Pairwise — {facade.name}")
         self.setWindowIcon(app_icon())
-        self.resize(1100, 640)
+        self.resize(1200, 660)
         central = QWidget()
         outer = QVBoxLayout(central)
         header = QHBoxLayout()
@@ -59,7 +59,7 @@ class MainWindow(QMainWindow):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.node_list)
         split.addWidget(self.detail)
-        split.setSizes([640, 460])
+        split.setSizes([700, 400])
         self.node_list.node_selected.connect(self.detail.show_node)
         self.detail.changed.connect(self.refresh_soon)
         self.jobs = JobsView(facade)

@@ -152,7 +152,8 @@ class NodeDetail(QWidget):
         self.subtitle.setText(f"{row.get('gpu') or 'GPU unknown'} at {row.get('provider')}, "
                               f"{fmt.price(row.get('price_per_hour'))}, sponsored by {row.get('sponsor')}. "
                               "Prompts served here leave your LAN.")
-        self._fact("State", fmt.node_state(row) + (" (eligible)" if row.get("eligible") else ""))
+        state = fmt.node_state(row)
+        self._fact("State", state + (" — eligible" if row.get("eligible") and state != "eligible" else ""))
         if row.get("hf_state"):
             self._fact("Hugging Face says", row["hf_state"] + (f": {row['hf_message']}" if row.get("hf_message") else ""))
         if row.get("reason"):

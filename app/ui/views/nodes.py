@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 
-COLUMNS = ["Name", "Kind", "State", "GPU / engines", "Provider", "Price", "Sponsor", "Models"]
+COLUMNS = ["Name", "Kind", "State", "GPU / engines", "Models", "Price", "Provider", "Sponsor"]
 RENTED_LABEL = "Rented · off-LAN"
 OFF_LAN_COLOUR = QColor("#b06a00")
 
@@ -24,11 +24,11 @@ def row_cells(node: dict[str, Any]) -> list[str]:
         if node.get("hf_state") and node.get("hf_state") != state:
             state = f"{state} ({node['hf_state']})"
         return [str(node.get("name")), str(node.get("label") or RENTED_LABEL), state, str(node.get("gpu") or "–"),
-                str(node.get("provider") or "–"), fmt.price(node.get("price_per_hour")),
-                str(node.get("sponsor") or "–"), models]
+                models, fmt.price(node.get("price_per_hour")), str(node.get("provider") or "–"),
+                str(node.get("sponsor") or "–")]
     engines = ", ".join(f"{e.get('name')} ({e.get('api')})" for e in node.get("engines") or []) or "no engines"
     kind = "This machine" if node.get("kind") == "local" else "LAN"
-    return [str(node.get("name")), kind, fmt.node_state(node), engines, "–", "free", "–", models]
+    return [str(node.get("name")), kind, fmt.node_state(node), engines, models, "free", "–", "–"]
 
 
 class NodeList(QTableWidget):

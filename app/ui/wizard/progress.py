@@ -106,5 +106,8 @@ class ProgressPage(QWizardPage):
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.failed or self.state == "running"
 
+    def nextId(self) -> int:  # noqa: N802 - Qt's name
+        return -1  # the last page of the rent path: Finish
+
     def cleanupPage(self) -> None:  # noqa: N802 - Qt's name
         self._poll.stop()
