@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import httpx
+
 from tests.support.procs import NodeProc, wait_until
 
 # Fast polls so a peer is seen online (or offline) within a second; mDNS is off (child_env).
@@ -34,8 +36,17 @@ def pair(inviter: NodeProc, joiner: NodeProc) -> None:
     wait_online(joiner, inviter)
 
 
+def api(node: NodeProc, method: str, path: str, body: Any = None) -> Any:
+    """The node's control API directly: what the CLI calls, without a process per look."""
+    token = (node.home / "control_token").read_text().strip()
+    response = httpx.request(method, f"{node.url}/_pairwise/v1{path}", json=body, timeout=30,
+                             headers={"Authorization": f"Bearer {token}"})
+    response.raise_for_status()
+    return response.json()
+
+
 def nodes(node: NodeProc) -> list[dict[str, Any]]:
-    return list(node.cli_json("nodes"))
+    return list(api(node, "GET", "/nodes")["nodes"])
 
 
 def row(node: NodeProc, other: NodeProc) -> dict[str, Any] | None:
@@ -48,7 +59,7 @@ def wait_online(node: NodeProc, other: NodeProc, online: bool = True, timeout: f
         return found if found is not None and found["online"] is online else None
 
     state = "online" if online else "offline"
-    return dict(wait_until(seen, timeout=timeout, interval=0.1, what=f"{node.name} to see {other.name} {state}"))
+    return dict(wait_until(seen, timeout=timeout, interval=0.05, what=f"{node.name} to see {other.name} {state}"))
 
 
 def wait_models(node: NodeProc, other: NodeProc, *models: str) -> None:
@@ -56,15 +67,15 @@ def wait_models(node: NodeProc, other: NodeProc, *models: str) -> None:
         found = row(node, other)
         return found is not None and found["online"] and set(models) <= set(found["models"])
 
-    wait_until(has, timeout=20, interval=0.1, what=f"{node.name} to see {other.name}'s models {models}")
+    wait_until(has, timeout=20, interval=0.05, what=f"{node.name} to see {other.name}'s models {models}")
 
 
 def pinned(node: NodeProc) -> list[str]:
-    return [p["id"] for p in node.cli_json("pair", "list")]
+    return [p["id"] for p in api(node, "GET", "/pair")["peers"]]
 
 
 def jobs(node: NodeProc) -> list[dict[str, Any]]:
-    return list(node.cli_json("jobs"))
+    return list(api(node, "GET", "/jobs")["jobs"])
 
 
 def job(node: NodeProc, job_id: str) -> dict[str, Any] | None:

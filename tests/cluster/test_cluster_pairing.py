@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from tests.cluster.multinode import FAST, free_port, pair, pinned, wait_online
+from tests.cluster.multinode import FAST, api, free_port, pair, pinned, wait_online
 from tests.support.procs import REPO, NodeProc, wait_until
 
 
@@ -30,7 +30,8 @@ def test_pair_by_pin_remove_and_pair_again(node_factory: type[NodeProc]) -> None
 
     joined = b.cli("pair", "join", invite["address"], "--pin", invite["pin"]).stdout
     assert f"paired with alpha ({a.runtime['node_id']})" in joined
-    assert pinned(a) == [b.runtime["node_id"]] and pinned(b) == [a.runtime["node_id"]]
+    assert [p["id"] for p in a.cli_json("pair", "list")] == [b.runtime["node_id"]]
+    assert pinned(b) == [a.runtime["node_id"]]
     assert wait_online(a, b)["kind"] == "peer"
     wait_online(b, a)
     assert a.cli_json("pair", "status")["state"] == "used"
@@ -62,7 +63,7 @@ def test_wrong_used_member_expired_and_void_pins(node_factory: type[NodeProc]) -
     assert a.cli_json("pair", "status")["state"] == "pending"  # a member knocking does not spend it
 
     short = a.cli_json("pair", "invite", "--ttl", "1")
-    wait_until(lambda: a.cli_json("pair", "status")["state"] == "expired", what="the invite to expire")
+    wait_until(lambda: api(a, "GET", "/pair/invite")["state"] == "expired", what="the invite to expire")
     assert "PIN expired" in refused(c, short["address"], short["pin"])
 
     last = a.cli_json("pair", "invite")

@@ -56,7 +56,7 @@ def test_merged_inventory_lists_every_model_once(duo: Duo) -> None:
         assert sorted(t.removesuffix(":latest") for t in tags) == ["both-m", "only-a", "only-b"], tags
         ids = [m["id"] for m in httpx.get(f"{node.url}/v1/models").json()["data"]]
         assert len(ids) == 3 and set(ids) == set(tags)
-    listed = {n["name"]: n for n in duo.b.cli_json("nodes")}
+    listed = {n["name"]: n for n in duo.b.cli_json("nodes")}  # the CLI's --json, as users get it
     assert listed["beta"]["kind"] == "local" and listed["alpha"]["kind"] == "peer"
     alpha = listed["alpha"]
     assert alpha["online"] is True and alpha["id"] == duo.a.runtime["node_id"]

@@ -1,0 +1,114 @@
+"""Three node processes: alpha and gamma both serve "shared", beta routes between them.
+
+alpha has more slots (capacity 8) than gamma (capacity 2), so with equal load
+beta tries alpha first; that makes each failover path below deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import openai
+import pytest
+
+from tests.cluster.multinode import FAST, job, jobs, pair, row, wait_models, wait_online
+from tests.support.procs import NodeProc, TinyProc, wait_until
+
+CHAT = {"model": "shared", "messages": [{"role": "user", "content": "hi"}]}
+
+
+@dataclass
+class Trio:
+    a: NodeProc
+    b: NodeProc
+    c: NodeProc
+    engine_a: TinyProc
+    engine_c: TinyProc
+
+
+def make_trio(node_factory: type[NodeProc], tiny_factory: type[TinyProc], beta_env: dict[str, str]) -> Trio:
+    engine_a = tiny_factory("--api", "openai", "--model", "shared")
+    engine_c = tiny_factory("--api", "ollama", "--model", "shared:latest")
+    a = node_factory("alpha", env=FAST).start()
+    b = node_factory("beta", env=beta_env).start()
+    c = node_factory("gamma", env=FAST).start()
+    a.cli("engines", "add", "ea", "--url", engine_a.url, "--api", "openai", "--capacity", "8")
+    c.cli("engines", "add", "ec", "--url", engine_c.url, "--api", "ollama", "--capacity", "2")
+    pair(b, a)
+    pair(b, c)
+    pair(c, a)
+    wait_models(b, a, "shared")
+    wait_models(b, c, "shared:latest")
+    return Trio(a, b, c, engine_a, engine_c)
+
+
+@pytest.fixture
+def trio(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> Iterator[Trio]:
+    yield make_trio(node_factory, tiny_factory, FAST)
+
+
+def served_by(node: NodeProc, **extra: object) -> str:
+    response = httpx.post(f"{node.url}/v1/chat/completions", json={**CHAT, **extra}, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.headers["x-pairwise-node"]
+
+
+def test_least_loaded_owner_in_the_cluster_wins(trio: Trio) -> None:
+    assert served_by(trio.b) == "alpha"  # equal load: more free slots
+    trio.engine_a.config(tokens_per_s=4, reply_tokens=400)
+    # Load seen from beta itself: its own request in flight at alpha.
+    with httpx.stream("POST", f"{trio.b.url}/v1/chat/completions", json={**CHAT, "stream": True}) as slow:
+        assert slow.headers["x-pairwise-node"] == "alpha"
+        chunks = slow.iter_raw()  # kept: dropping the iterator would close the stream
+        next(chunks)
+        assert served_by(trio.b) == "gamma"
+    wait_until(lambda: row(trio.b, trio.a)["in_flight"] == 0, what="alpha idle again")  # type: ignore[index]
+    # Load reported by alpha: a request from alpha's own caller, which beta learns by polling.
+    with httpx.stream("POST", f"{trio.a.url}/v1/chat/completions", json={**CHAT, "stream": True}) as slow:
+        chunks = slow.iter_raw()
+        next(chunks)
+        wait_until(lambda: row(trio.b, trio.a)["in_flight"] == 1, what="beta to see alpha busy")  # type: ignore[index]
+        assert served_by(trio.b) == "gamma"
+    trio.engine_a.config(tokens_per_s=0, reply_tokens=12)
+    wait_until(lambda: row(trio.b, trio.a)["in_flight"] == 0, what="alpha idle again")  # type: ignore[index]
+    assert served_by(trio.b) == "alpha"
+
+
+def test_owner_refusing_before_first_byte_fails_over(trio: Trio) -> None:
+    trio.engine_a.config(fail_mode="500")
+    client = openai.OpenAI(base_url=f"{trio.b.url}/v1", api_key="unused", max_retries=0)
+    reply = client.chat.completions.with_raw_response.create(**CHAT)  # type: ignore[call-overload]
+    assert reply.headers["x-pairwise-node"] == "gamma" and reply.parse().choices[0].message.content
+    job_id = reply.headers["x-pairwise-job"]
+    on_b = job(trio.b, job_id)
+    assert on_b is not None and on_b["serving_node"] == "gamma" and on_b["state"] == "completed"
+    # alpha tried and failed it; the origin's record (served by gamma) is the one every node ends with.
+    wait_until(lambda: (j := job(trio.a, job_id)) and j["serving_node"] == "gamma" and j["state"] == "completed",
+               what="alpha to show the job as beta saw it")
+    assert trio.engine_c.stats()["requests"] >= 1
+
+
+def test_killed_owner_fails_over_and_shows_offline(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> None:
+    # beta polls rarely here, so it still believes alpha is up when the request comes:
+    # the relay itself must find alpha dead and fail over.
+    trio = make_trio(node_factory, tiny_factory, {"PAIRWISE_PEER_POLL_S": "30"})
+    trio.engine_a.config(tokens_per_s=4, reply_tokens=400)
+    client = openai.OpenAI(base_url=f"{trio.b.url}/v1", api_key="unused", max_retries=0)
+    stream = client.chat.completions.create(**CHAT, stream=True)  # type: ignore[call-overload]
+    first = next(iter(stream))
+    assert first.choices is not None
+    trio.a.kill()  # mid-stream: no retry after the first byte, the caller sees the cut
+    with pytest.raises(openai.APIError):
+        for _ in stream:
+            pass
+
+    reply = client.chat.completions.with_raw_response.create(**CHAT)  # type: ignore[call-overload]
+    assert reply.headers["x-pairwise-node"] == "gamma" and reply.parse().choices[0].message.content
+    assert wait_online(trio.b, trio.a, online=False)["online"] is False
+    assert wait_online(trio.c, trio.a, online=False)["online"] is False
+    models = [m["id"] for m in httpx.get(f"{trio.b.url}/v1/models").json()["data"]]
+    assert models == ["shared:latest"]
+    cut = next(j for j in jobs(trio.b) if j["serving_node"] == "alpha")
+    assert cut["state"] == "failed" and "stream" in cut["error"]
