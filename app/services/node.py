@@ -164,6 +164,11 @@ class Node:
             os.close(self._lock_fd)
         self.bus.publish("node_stopped", node=self.name)
 
+    @property
+    def stopping(self) -> asyncio.Event:
+        """Set when the node begins to stop; long-lived handlers (event streams) end on it."""
+        return self._stopped
+
     async def refresh_stale(self) -> None:
         await self.engines.refresh_stale()
 

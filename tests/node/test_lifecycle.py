@@ -59,6 +59,10 @@ def test_status_nodes_and_events(two_engines: TwoEngines) -> None:
         while "workload_finished" not in kinds:
             kinds.append(json.loads(follower.stdout.readline())["kind"])
         assert kinds[0] == "workload_started"
+        # A follower does not hold the node up: it is told, and the stream ends.
+        assert node.signal(signal.SIGTERM) == 0
+        rest = [json.loads(line)["kind"] for line in follower.stdout]
+        assert "node_stopping" in rest
     finally:
         follower.terminate()
         follower.wait(5)

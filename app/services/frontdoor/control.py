@@ -68,18 +68,22 @@ def add_control_routes(app: web.Application, node: Node) -> None:
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
         queue = node.bus.subscribe()
+        stopping = asyncio.ensure_future(node.stopping.wait())
         try:
             await response.write(json.dumps({"kind": "subscribed", "node": node.name}).encode() + b"\n")
-            while True:
-                try:
-                    event = await asyncio.wait_for(queue.get(), timeout=15)
-                    line = event.to_json()
-                except TimeoutError:
-                    line = {"kind": "keepalive"}
+            while not stopping.done():
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, stopping}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    line = getter.result().to_json()
+                else:
+                    getter.cancel()
+                    line = {"kind": "node_stopping"} if stopping.done() else {"kind": "keepalive"}
                 await response.write(json.dumps(line).encode() + b"\n")
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
+            stopping.cancel()
             node.bus.unsubscribe(queue)
         return response
 
