@@ -76,7 +76,7 @@ class MainWindow(QMainWindow):
         self._pending.timeout.connect(self.refresh)
         self._periodic = QTimer(self)
         self._periodic.setInterval(COST_REFRESH_MS)  # running costs and durations move without events
-        self._periodic.timeout.connect(self.refresh)
+        self._periodic.timeout.connect(self._tick)
 
     def refresh_soon(self) -> None:
         if self.isVisible() and not self._pending.isActive():
@@ -94,6 +94,11 @@ class MainWindow(QMainWindow):
             self.jobs.refresh()
         elif tab == 2:
             self.settings.refresh()
+
+    def _tick(self) -> None:
+        # Costs and durations move without events; Settings does not (and reads the keyring).
+        if self.tabs.currentIndex() != 2:
+            self.refresh()
 
     def show_node(self, name: str) -> None:
         self.tabs.setCurrentIndex(0)

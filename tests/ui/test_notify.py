@@ -9,7 +9,7 @@ import openai
 from app.simulator import SimulatedHF
 from app.ui.notify import NotificationPolicy
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import running_gpu, sim_state
+from tests.ui.helpers import T4, running_gpu, sim_state
 
 EVENTS: list[tuple[str, dict[str, Any], str]] = [
     ("off_lan_prompt", {"rented_node": "gpu", "model": "m", "requester": "app"}, "A prompt left your LAN"),
@@ -84,7 +84,9 @@ async def test_real_off_lan_prompts_idle_pause_and_wake(sim: SimulatedHF, make_a
 
 async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
-    await running_gpu(app, sim, usd_per_day=0.02)  # $0.50/h: the cap is about three billed minutes
+    await app.facade.hf_login(sim.demo_token)
+    # $0.50/h: the cap is under three billed minutes (0.2 s each), reached while it starts or soon after.
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
     await until(lambda: "gpu paused: budget reached" in app.sent.titles() or "gpu: budget reached"
                 in app.sent.titles(), what="the budget notice")

@@ -67,9 +67,10 @@ class SignInPage(AsyncPage):
             layout.addWidget(widget)
         layout.addStretch(1)
         self.report: dict[str, Any] | None = None
+        self.signed_in = False  # read once per visit: it may ask the keyring, which can be slow
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        signed_in = self.facade.hf_signed_in()
+        self.signed_in = signed_in = self.facade.hf_signed_in()
         self.current.setText("Signed in already: Next checks the stored token again, or paste another one."
                              if signed_in else "Paste a fine-grained token:")
         self.status.setText("")
@@ -78,7 +79,7 @@ class SignInPage(AsyncPage):
         return "Checking the token with Hugging Face…"
 
     def ready(self) -> bool:
-        return bool(self.token.text().strip()) or self.facade.hf_signed_in()
+        return bool(self.token.text().strip()) or self.signed_in
 
     async def run_next(self) -> None:
         token = self.token.text().strip()
