@@ -139,18 +139,20 @@ class TrayApp(QObject):
     async def quit(self) -> None:
         self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets())
         self.quit_dialog.show()
-        self.window.hide()
+        self.bridge.close()  # from here on the node is stopping: views stop reading it
+        self.tray.freeze()
+        self.window.shutdown()
         if self.wizard is not None:
-            self.wizard.hide()
+            self.wizard.close()  # stops its progress polling; an endpoint it started keeps its own lifecycle
         try:
             await quit_node(self.facade, self.quit_dialog)
         except Exception as exc:  # the node's stop logs its own step failures; never hang in Quit
             log.error("stopping the node failed: %s", exc)
         finally:
             await self.tasks.cancel_all()
+            self.notifier.stop()
             self._tray_poll.stop()
             self.tray.stop()
-            self.bridge.close()
             self.quit_dialog.close()
             self._done.set()
             self.quit_finished.emit()

@@ -169,6 +169,9 @@ class Notifier(QObject):
         if note is not None:
             self.show(note)
 
+    def stop(self) -> None:
+        self._timer.stop()
+
     def acknowledge(self) -> None:
         """The user looked (opened the window): attention is cleared."""
         if self.attention:

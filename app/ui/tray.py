@@ -30,6 +30,7 @@ class TrayController(QObject):
         super().__init__(parent)
         self.facade, self.notifier, self.tasks = facade, notifier, tasks
         self.state = "idle"
+        self.frozen = False
         self.icon = QSystemTrayIcon(tray_icon("idle"), self)
         self.menu = QMenu()
         self.menu.setToolTipsVisible(True)
@@ -51,9 +52,14 @@ class TrayController(QObject):
         self.icon.show()
         self._periodic.start()
 
-    def stop(self) -> None:
+    def freeze(self) -> None:
+        """Keep the icon and its menu as they are (the node is stopping: no more snapshots)."""
+        self.frozen = True
         self._periodic.stop()
         self._pending.stop()
+
+    def stop(self) -> None:
+        self.freeze()
         self.icon.hide()
 
     # -- state -----------------------------------------------------------------------------------------------
@@ -62,10 +68,12 @@ class TrayController(QObject):
         return self.facade.rented(), len(self.facade.jobs(active_only=True, limit=1000))
 
     def refresh_soon(self) -> None:
-        if not self._pending.isActive():
+        if not self.frozen and not self._pending.isActive():
             self._pending.start()
 
     def refresh(self) -> None:
+        if self.frozen:
+            return
         rented, active = self._snapshot()
         self.state = tray_state(rented=rented, active_jobs=active, attention=bool(self.notifier.attention))
         self.icon.setIcon(tray_icon(self.state))
@@ -80,6 +88,8 @@ class TrayController(QObject):
                           attention=attention)
 
     def rebuild(self) -> None:
+        if self.frozen:
+            return
         self.menu.clear()
         self._fill(self.menu, self.model())
         self.refresh()

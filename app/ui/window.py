@@ -114,6 +114,12 @@ class MainWindow(QMainWindow):
         self.raise_()
         self.activateWindow()
 
+    def shutdown(self) -> None:
+        """Before the node stops: no more snapshots (its database is about to close)."""
+        self._periodic.stop()
+        self._pending.stop()
+        self.hide()
+
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.refresh()
