@@ -34,7 +34,7 @@ def test_pair_by_pin_remove_and_pair_again(node_factory: type[NodeProc]) -> None
     assert pinned(b) == [a.runtime["node_id"]]
     assert wait_online(a, b)["kind"] == "peer"
     wait_online(b, a)
-    assert a.cli_json("pair", "status")["state"] == "used"
+    wait_until(lambda: a.cli_json("pair", "status")["state"] == "used", what="the invite to read 'used'")
 
     # Removing on one side: the other side stops trusting too.
     removed = b.cli("pair", "remove", "alpha").stdout

@@ -88,10 +88,11 @@ class PairingService:
 
     async def _watch(self, invite: Invite) -> None:
         error: PairingError
+        joined: dict[str, Any] = {}
         try:
             pin = await self.host.wait_for_join()
             error, state = PinAlreadyUsed(), "used"
-            self._set_state(state, joined={"id": pin.node_id, "name": pin.name})
+            joined = {"joined": {"id": pin.node_id, "name": pin.name}}
         except PinExpired as exc:
             error, state = exc, "expired"
         except PinVoid as exc:
@@ -101,9 +102,10 @@ class PairingService:
                 self._set_state("cancelled")
                 return
             error, state = PinAlreadyUsed(), "used"
-        if self.invite_state is not None and self.invite_state.get("state") == "pending":
-            self._set_state(state)
+        # The tombstone first: once the state says how the invite ended, the port says so too.
         await self._open_tombstone(invite.address, error)
+        if self.invite_state is not None and self.invite_state.get("state") == "pending":
+            self._set_state(state, **joined)
 
     def _set_state(self, state: str, **extra: Any) -> None:
         if self.invite_state is not None:

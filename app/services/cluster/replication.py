@@ -21,7 +21,6 @@ Rules, chosen so one job never shows twice or flips between versions:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import time
@@ -42,6 +41,9 @@ STATES = ("queued", "running", "completed", "failed", "cancelled")
 MAX_BATCH = 500
 MAX_OUTBOX = 2000
 CATCH_UP = 200
+# A short wait before each batch: a job's open/running/finish (and other jobs' changes)
+# then travel in one request instead of three, which keeps replication off the request path's CPU.
+LINGER_S = 0.1
 
 
 class Replication:
@@ -49,20 +51,22 @@ class Replication:
         self.node, self.peers = node, peers
         self.my_id = node.node_id
         self._outbox: dict[str, dict[str, dict[str, Any]]] = {}
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        # One sender per peer, so a slow or unreachable peer never delays the others.
+        self._senders: dict[str, asyncio.Task[None]] = {}
+        self._running = False
 
     def start(self) -> None:
+        self._running = True
         self.node.tracker.replicators.append(self.on_local_change)
-        self._task = asyncio.create_task(self._run(), name="job-replication")
 
     async def stop(self) -> None:
+        self._running = False
         if self.on_local_change in self.node.tracker.replicators:
             self.node.tracker.replicators.remove(self.on_local_change)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        senders = list(self._senders.values())
+        for task in senders:
+            task.cancel()
+        await asyncio.gather(*senders, return_exceptions=True)
 
     # -- sending ---------------------------------------------------------------------------------------
 
@@ -74,7 +78,6 @@ class Replication:
         for peer in self.peers.peers.values():
             if peer.online:
                 self._queue(peer.node_id, record)
-        self._wake.set()
 
     def _queue(self, peer_id: str, record: dict[str, Any]) -> None:
         box = self._outbox.setdefault(peer_id, {})
@@ -82,36 +85,37 @@ class Replication:
         if len(box) > MAX_OUTBOX:  # a peer that cannot keep up gets the newest; catch-up covers the rest
             for key in list(box)[: len(box) - MAX_OUTBOX]:
                 del box[key]
+        sender = self._senders.get(peer_id)
+        if self._running and (sender is None or sender.done()):
+            self._senders[peer_id] = asyncio.create_task(self._send(peer_id), name=f"replicate-{peer_id[:8]}")
 
     def catch_up(self, peer: Peer) -> None:
         """A peer came online: send it our recent jobs."""
         for job in reversed(self.node.jobs.list(limit=CATCH_UP)):
             if job.origin_node_id == self.my_id:
                 self._queue(peer.node_id, job.to_json())
-        self._wake.set()
 
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            await asyncio.gather(*(self._flush(peer_id) for peer_id in list(self._outbox)))
-
-    async def _flush(self, peer_id: str) -> None:
-        peer = self.peers.peers.get(peer_id)
-        box = self._outbox.pop(peer_id, {})
-        if peer is None or not peer.online or not box:
-            return  # gone or offline: the catch-up when it returns resends what matters
-        records = list(box.values())
-        for start in range(0, len(records), MAX_BATCH):
-            batch = records[start:start + MAX_BATCH]
+    async def _send(self, peer_id: str) -> None:
+        # Changes that arrive while a batch is on its way wait for the next batch (coalesced by job id).
+        while self._outbox.get(peer_id):
+            await asyncio.sleep(LINGER_S)
+            peer = self.peers.peers.get(peer_id)
+            if peer is None or not peer.online:
+                self._outbox.pop(peer_id, None)  # the catch-up when it returns resends what matters
+                return
+            box = self._outbox.pop(peer_id)
+            batch = list(box.values())[-MAX_BATCH:]
             try:
                 await peer.client.call("POST", "/jobs/events", {"jobs": batch}, timeout_s=10.0)
             except PeerError as exc:
-                log.info("could not send %d job records to %s: %s", len(records) - start, peer.name, exc.message)
-                for record in records[start:]:
-                    self._outbox.setdefault(peer_id, {}).setdefault(record["id"], record)
-                asyncio.get_running_loop().call_later(self.peers.poll_s, self._wake.set)
-                return
+                log.info("could not send %d job records to %s: %s", len(batch), peer.name, exc.message)
+                newer = self._outbox.setdefault(peer_id, {})
+                for record in batch:
+                    newer.setdefault(record["id"], record)
+                await asyncio.sleep(self.peers.poll_s)
+                continue
+            for record in list(box.values())[:-MAX_BATCH]:  # the rest of an oversized outbox
+                self._outbox.setdefault(peer_id, {}).setdefault(record["id"], record)
 
     # -- receiving -------------------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ class ClusterService:
         self.pairing: PairingService | None = None
         self.discovery: Discovery | None = None
         self._probe: asyncio.Task[None] | None = None
+        self._mdns: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -72,12 +73,15 @@ class ClusterService:
         self.replication.start()
         self.membership.start()
         if settings.mdns:
+            # In the background: announcing takes a second or two of mDNS probing.
             self.discovery = Discovery(self.node.node_id, self.node.name, host, self.server.port, self.peers.offer)
-            try:
-                await self.discovery.start()
-            except (OSError, ValueError, RuntimeError) as exc:  # no multicast here: peers add still works
-                log.warning("mDNS is unavailable (%s); use 'pairwise peers add HOST:PORT'", exc)
-                self.discovery = None
+            self._mdns = asyncio.create_task(self._start_mdns(self.discovery), name="mdns")
+
+    async def _start_mdns(self, discovery: Discovery) -> None:
+        try:
+            await discovery.start()
+        except Exception as exc:  # no multicast here (a VPN, a container): peers add still works
+            log.warning("mDNS is unavailable (%s); use 'pairwise peers add HOST:PORT'", exc)
 
     async def stop(self) -> None:
         steps: list[tuple[str, Any]] = [
@@ -88,8 +92,10 @@ class ClusterService:
             ("peers", self.peers.stop()),
             ("cluster port", self.server.stop()),
         ]
-        if self._probe is not None:
-            self._probe.cancel()
+        for task in (self._probe, self._mdns):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         for label, step in steps:
             if step is None:
                 continue
