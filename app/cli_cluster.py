@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import json
 from typing import Any
+from urllib.parse import quote
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
@@ -87,8 +88,11 @@ def cmd_pair(args: argparse.Namespace) -> int:
             print_json(state)
         else:
             line = f"invite: {state['state']}"
-            if state.get("address"):
-                line += f" on {state['address']} until {_local_time(state['expires_at'])}"
+            if state["state"] == "pending":
+                line += (f" on {state['address']} until {_local_time(state['expires_at'])}"
+                         f" ({state.get('wrong_tries', 0)} wrong tries so far)")
+            elif state.get("joined"):
+                line += f" by {state['joined']['name']} ({state['joined']['id']})"
             print(line)
         return 0
     if command == "list":
@@ -102,7 +106,7 @@ def cmd_pair(args: argparse.Namespace) -> int:
         for pending in data.get("pending_notices") or []:
             print(f"(removed {pending['name']} has not been told yet; it will be when it can be reached)")
         return 0
-    result = client.call("DELETE", f"/pair/{args.node}")
+    result = client.call("DELETE", f"/pair/{quote(args.node, safe='')}")
     if args.json:
         print_json(result)
     else:

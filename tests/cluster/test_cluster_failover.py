@@ -7,7 +7,9 @@ beta tries alpha first; that makes each failover path below deterministic.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import openai
@@ -28,12 +30,16 @@ class Trio:
     engine_c: TinyProc
 
 
-def make_trio(node_factory: type[NodeProc], tiny_factory: type[TinyProc], beta_env: dict[str, str]) -> Trio:
-    engine_a = tiny_factory("--api", "openai", "--model", "shared")
-    engine_c = tiny_factory("--api", "ollama", "--model", "shared:latest")
-    a = node_factory("alpha", env=FAST).start()
-    b = node_factory("beta", env=beta_env).start()
-    c = node_factory("gamma", env=FAST).start()
+def make_trio(root: Path, beta_env: dict[str, str], procs: list[TinyProc | NodeProc]) -> Trio:
+    """Starts the processes, appending each to ``procs`` (the caller stops them)."""
+    engine_a = TinyProc("--api", "openai", "--model", "shared")
+    procs.append(engine_a)
+    engine_c = TinyProc("--api", "ollama", "--model", "shared:latest")
+    procs.append(engine_c)
+    a, b, c = (NodeProc(root / f"home-{name}", name, env=env)
+               for name, env in (("alpha", FAST), ("beta", beta_env), ("gamma", FAST)))
+    for node in (a, b, c):
+        procs.append(node.start())
     a.cli("engines", "add", "ea", "--url", engine_a.url, "--api", "openai", "--capacity", "8")
     c.cli("engines", "add", "ec", "--url", engine_c.url, "--api", "ollama", "--capacity", "2")
     pair(b, a)
@@ -44,9 +50,21 @@ def make_trio(node_factory: type[NodeProc], tiny_factory: type[TinyProc], beta_e
     return Trio(a, b, c, engine_a, engine_c)
 
 
-@pytest.fixture
-def trio(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> Iterator[Trio]:
-    yield make_trio(node_factory, tiny_factory, FAST)
+@contextmanager
+def running_trio(root: Path, beta_env: dict[str, str]) -> Iterator[Trio]:
+    procs: list[TinyProc | NodeProc] = []
+    try:
+        yield make_trio(root, beta_env, procs)
+    finally:
+        for proc in reversed(procs):
+            proc.stop()
+
+
+@pytest.fixture(scope="module")
+def trio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
+    """Shared by the tests below that leave it as they found it (engines healthy, nothing in flight)."""
+    with running_trio(tmp_path_factory.mktemp("trio"), FAST) as made:
+        yield made
 
 
 def served_by(node: NodeProc, **extra: object) -> str:
@@ -58,6 +76,15 @@ def served_by(node: NodeProc, **extra: object) -> str:
 def test_least_loaded_owner_in_the_cluster_wins(trio: Trio) -> None:
     assert served_by(trio.b) == "alpha"  # equal load: more free slots
     trio.engine_a.config(tokens_per_s=4, reply_tokens=400)
+    try:
+        busy_alpha_sends_work_to_gamma(trio)
+    finally:
+        trio.engine_a.config(tokens_per_s=0, reply_tokens=12)
+    wait_until(lambda: row(trio.b, trio.a)["in_flight"] == 0, what="alpha idle again")  # type: ignore[index]
+    assert served_by(trio.b) == "alpha"
+
+
+def busy_alpha_sends_work_to_gamma(trio: Trio) -> None:
     # Load seen from beta itself: its own request in flight at alpha.
     with httpx.stream("POST", f"{trio.b.url}/v1/chat/completions", json={**CHAT, "stream": True}) as slow:
         assert slow.headers["x-pairwise-node"] == "alpha"
@@ -71,13 +98,17 @@ def test_least_loaded_owner_in_the_cluster_wins(trio: Trio) -> None:
         next(chunks)
         wait_until(lambda: row(trio.b, trio.a)["in_flight"] == 1, what="beta to see alpha busy")  # type: ignore[index]
         assert served_by(trio.b) == "gamma"
-    trio.engine_a.config(tokens_per_s=0, reply_tokens=12)
-    wait_until(lambda: row(trio.b, trio.a)["in_flight"] == 0, what="alpha idle again")  # type: ignore[index]
-    assert served_by(trio.b) == "alpha"
 
 
 def test_owner_refusing_before_first_byte_fails_over(trio: Trio) -> None:
     trio.engine_a.config(fail_mode="500")
+    try:
+        refused_then_served(trio)
+    finally:
+        trio.engine_a.config(fail_mode=None)
+
+
+def refused_then_served(trio: Trio) -> None:
     client = openai.OpenAI(base_url=f"{trio.b.url}/v1", api_key="unused", max_retries=0)
     reply = client.chat.completions.with_raw_response.create(**CHAT)  # type: ignore[call-overload]
     assert reply.headers["x-pairwise-node"] == "gamma" and reply.parse().choices[0].message.content
@@ -90,10 +121,14 @@ def test_owner_refusing_before_first_byte_fails_over(trio: Trio) -> None:
     assert trio.engine_c.stats()["requests"] >= 1
 
 
-def test_killed_owner_fails_over_and_shows_offline(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> None:
+def test_killed_owner_fails_over_and_shows_offline(tmp_path: Path) -> None:
     # beta polls rarely here, so it still believes alpha is up when the request comes:
     # the relay itself must find alpha dead and fail over.
-    trio = make_trio(node_factory, tiny_factory, {"PAIRWISE_PEER_POLL_S": "30"})
+    with running_trio(tmp_path, {"PAIRWISE_PEER_POLL_S": "30"}) as trio:
+        killed_mid_test(trio)
+
+
+def killed_mid_test(trio: Trio) -> None:
     trio.engine_a.config(tokens_per_s=4, reply_tokens=400)
     client = openai.OpenAI(base_url=f"{trio.b.url}/v1", api_key="unused", max_retries=0)
     stream = client.chat.completions.create(**CHAT, stream=True)  # type: ignore[call-overload]
