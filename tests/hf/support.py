@@ -43,6 +43,9 @@ def wait_show(node: NodeProc, name: str, what: str, check: Any, timeout: float =
 
 
 def create(node: NodeProc, name: str, *flags: str, model: str = REPO) -> dict[str, Any]:
+    """`rented create --yes`; HF's own scale-to-zero is kept out of the way unless the test sets it."""
+    if "--scale-to-zero-min" not in flags:
+        flags = (*flags, "--scale-to-zero-min", "600")
     out = node.cli("rented", "create", name, "--model", model, *flags, "--yes", "--json")
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
@@ -109,3 +112,8 @@ class Events:
     def wait(self, kind: str, timeout: float = 20.0) -> dict[str, Any]:
         return wait_until(lambda: next((e for e in self.seen if e["kind"] == kind), None), timeout=timeout,
                           what=f"event {kind}")  # type: ignore[no-any-return]
+
+
+def sim_state(sim: SimulatorThread, name: str, namespace: str = "demo-user") -> str:
+    """HF's state read through a /_sim/ control (never hit by injected faults): an empty mutate."""
+    return str(sim.control("POST", f"/_sim/endpoints/{namespace}/{name}/mutate", {})["status"]["state"])

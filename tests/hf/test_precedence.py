@@ -25,7 +25,7 @@ def test_local_first_then_overflow_to_rented(sim_factory: Any, node_factory: Any
     tiny = tiny_factory("--api", "openai", "--model", REPO)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     node.cli("engines", "add", "local", "--url", tiny.url, "--api", "openai", "--capacity", "1")
-    create(node, "gpu", *L4, "--scale-to-zero-min", "600")
+    create(node, "gpu", *L4)
     wait_show(node, "gpu", "running", lambda r: r["state"] == "eligible")
 
     default = chat(node)

@@ -10,7 +10,18 @@ import openai
 
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
-from tests.hf.support import L4, MESSAGES, REPO, create, hf_endpoint, hf_http, hf_state, show, wait_show
+from tests.hf.support import (
+    L4,
+    MESSAGES,
+    REPO,
+    Events,
+    create,
+    hf_endpoint,
+    hf_http,
+    hf_state,
+    show,
+    wait_show,
+)
 
 MINUTE_S = 0.2
 SHOW_FIELDS = ("name", "provider", "hf_state", "state", "eligible", "reason", "gpu", "price_per_hour",
@@ -34,14 +45,16 @@ def test_create_asks_then_serves(sim_factory: Any, node_factory: Any) -> None:
     scaling = endpoint["compute"]["scaling"]
     assert (scaling["minReplica"], scaling["scaleToZeroTimeout"]) == (0, 15)
     assert "vLLM" in endpoint["model"]["image"]
-    row = wait_show(node, "gpu", "the endpoint to run", lambda r: r["state"] == "eligible")
+    # Running, or already scaled to zero by HF (15 simulated minutes are 3 s here): both are eligible.
+    row = wait_show(node, "gpu", "the endpoint to run", lambda r: r["state"] in ("eligible", "cold"))
     assert all(key in row for key in SHOW_FIELDS), [k for k in SHOW_FIELDS if k not in row]
-    assert (row["provider"], row["hf_state"], row["gpu"], row["price_per_hour"], row["eligible"]) == (
-        "huggingface-endpoint", "running", "nvidia-l4 x1", 0.8, True)
+    assert (row["provider"], row["gpu"], row["price_per_hour"], row["eligible"]) == (
+        "huggingface-endpoint", "nvidia-l4 x1", 0.8, True)
+    assert row["hf_state"] in ("running", "scaledToZero")
     assert row["lifecycle"]["managed"] is True and row["lifecycle"]["pause_on_sponsor_exit"] is True
     assert row["cost_session_usd"] > 0  # initializing and running minutes are billed from the start
     cli_row = json.loads(node.cli("rented", "show", "gpu", "--json").stdout)
-    assert cli_row["hf_state"] == "running" and cli_row["state"] == "eligible"
+    assert cli_row["name"] == "gpu" and cli_row["eligible"] is True
     client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="unused", max_retries=0)
     assert REPO in [m.id for m in client.models.list().data]
     answer = client.chat.completions.with_raw_response.create(model=REPO, messages=MESSAGES)  # type: ignore[arg-type]
@@ -121,3 +134,19 @@ def test_drift_marks_the_node_ineligible(sim_factory: Any, node_factory: Any) ->
     sim.control("DELETE", "/_sim/endpoints/demo-user/gpu")
     row = wait_show(node, "gpu", "deletion noticed", lambda r: r["state"] == "ineligible")
     assert row["reason"] == "drifted: endpoint demo-user/gpu was deleted outside Pairwise"
+
+
+def test_failed_endpoint_is_unhealthy_with_hf_message(sim_factory: Any, node_factory: Any) -> None:
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
+    node = start_sponsor(node_factory, sim, MINUTE_S)
+    events = Events(node)
+    create(node, "gpu", *L4)
+    wait_show(node, "gpu", "running", lambda r: r["state"] == "eligible")
+    sim.control("POST", "/_sim/endpoints/demo-user/gpu/mutate",
+                {"state": "failed", "message": "CUDA out of memory while loading the model"})
+    row = wait_show(node, "gpu", "unhealthy", lambda r: r["state"] == "unhealthy")
+    assert (row["hf_state"], row["eligible"]) == ("failed", False)
+    assert "CUDA out of memory while loading the model" in row["reason"]
+    failed = events.wait("rented_failed")
+    assert failed["node"] == "gpu" and failed["message"] == "CUDA out of memory while loading the model"
+    events.close()

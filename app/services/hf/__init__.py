@@ -9,7 +9,9 @@
     service.py   HfService: the node's account (token in the keyring) and look-ups
     records.py   hf_endpoints.json: each watched endpoint as recorded (drift baseline, last activity)
     billing.py   billed minutes from observed states
-    lifecycle.py HfLifecycle: state polling, drift, budget, idle pause, wake, pause on exit, reconcile
+    watch.py     one watched endpoint
+    lifecycle.py HfLifecycle: state polling, drift, billed minutes, idle pause, owed pauses
+    hooks.py     HfHooks: wake on request, budget pause, pause on exit, reconcile at start
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     routes.py    control routes under /_pairwise/v1/hf
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.services.hf.hooks import HfHooks
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.records import FILE_NAME, EndpointRecords
 from app.services.hf.rented_ops import HfRented
@@ -41,9 +44,11 @@ def attach_hf(node: Node) -> HfService:
     if manager is not None:
         records = EndpointRecords(node.home.root / FILE_NAME)
         lifecycle = HfLifecycle(service, manager, records, node.bus)
+        hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)
         node.extra_control_routes.extend(hf_rented_routes(ops))
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
+        node.start_hooks.append(hooks.reconcile_at_start)
         node.stop_last.append(lifecycle.stop)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client
     setattr(node, _ATTR, service)

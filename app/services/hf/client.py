@@ -66,6 +66,10 @@ class HuggingFaceClient:
                                  max_connections=16)
         self._whoami: tuple[float, dict[str, Any]] | None = None
 
+    @property
+    def token(self) -> str:
+        return self._token
+
     async def aclose(self) -> None:
         await self._http.aclose()
 

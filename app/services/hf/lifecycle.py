@@ -1,6 +1,7 @@
 """`HfLifecycle`: the sponsor's controller for the Hugging Face endpoints behind its rented nodes.
 
-It plugs into the RentedManager's hooks (see app/services/rented/hooks.py) and runs one loop:
+It drives the RentedManager's nodes (app/services/rented) from one loop; hooks.py answers the
+manager's hooks with it (wake, budget, exit, detach, reconcile at start).
 
 - **State** from the management API only (never an inference call): polled every
   `poll_starting_s` while an endpoint starts or a pause is pending, every `poll_steady_s` otherwise.
@@ -15,11 +16,7 @@ It plugs into the RentedManager's hooks (see app/services/rented/hooks.py) and r
   past a cap is at most the minute that crossed it.
 - **Idle pause** after `idle_pause_min` (fractions allowed) without a workload: pause, not
   scale-to-zero (`idle_paused`).
-- **Wake on request** (`before_route`): a paused managed endpoint with `wake_on_request` is
-  resumed (`woke`); the request then waits out the cold start with X-Scale-Up-Timeout.
-- **Pause on sponsor exit** (`on_sponsor_exit`), bounded by `stop_timeout_s`.
-- **Reconcile at start**: a managed endpoint found billing while the sponsor was down is paused if
-  it is over budget, idle, or pause-on-exit is on (a clean exit would have paused it).
+- **User actions**: `pause_now` / `resume_now` (`rented pause|resume`).
 
 A pause that HF refuses or cannot take (429, 5xx, timeouts) is not dropped: its reason stays on
 the watch and the loop asks again until HF reports the endpoint paused.
@@ -30,11 +27,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-from app.services.errors import PairwiseError, UpstreamError
+from app.services.errors import PairwiseError
 from app.services.events import EventBus
 from app.services.hf.billing import BilledMinutes
 from app.services.hf.client import HuggingFaceClient
@@ -42,47 +38,14 @@ from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.models import EndpointInfo
 from app.services.hf.records import EndpointRecord, EndpointRecords
 from app.services.hf.service import HfService
+from app.services.hf.watch import DRIFT_PREFIX, PAUSABLE_IDLE, STARTING, Watch, is_hf_endpoint, split_endpoint
 from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 
-STARTING = ("pending", "initializing", "updating")
-PAUSABLE_IDLE = ("pending", "initializing", "updating", "running", "scaledToZero")
-LEFT_RUNNING = ("pending", "initializing", "updating", "running")
-DRIFT_PREFIX = "drifted: "
 PAUSE_EVENTS = {"budget": "budget_paused", "idle": "idle_paused", "start": "reconcile_paused"}
 SAVE_ACTIVITY_EVERY_S = 5.0
-
-
-def is_hf_endpoint(node: RentedUpstream) -> bool:
-    return node.decl.provider == "huggingface-endpoint" and bool(node.decl.endpoint)
-
-
-def split_endpoint(value: str) -> tuple[str, str]:
-    namespace, _, name = value.partition("/")
-    return namespace, name
-
-
-@dataclass
-class Watch:
-    name: str
-    namespace: str
-    endpoint: str
-    billing: BilledMinutes
-    last_activity: float  # monotonic
-    hf_state: str | None = None
-    next_poll: float = 0.0
-    pause_reason: str | None = None  # budget | idle | start | user: a pause still owed to HF
-    pause_detail: str = ""
-    next_pause_try: float = 0.0
-    error: str | None = None  # the last management-API failure, shown until a call succeeds
-    activity_dirty: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-
-    def busy(self) -> bool:
-        return any(not t.done() for t in self.tasks)
 
 
 class HfLifecycle:
@@ -95,12 +58,6 @@ class HfLifecycle:
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._saved_at = 0.0
-        hooks = manager.hooks
-        hooks.before_route.append(self.before_route)
-        hooks.on_workload_finished.append(self.on_workload_finished)
-        hooks.on_budget_reached.append(self.on_budget_reached)
-        hooks.on_sponsor_exit.append(self.on_sponsor_exit)
-        hooks.on_detach.append(self.on_detach)
         # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
         bus.on(lambda event: self._kick.set() if event.kind == "node_changed" else None)
 
@@ -109,8 +66,6 @@ class HfLifecycle:
     async def start(self) -> None:
         self._sync()
         self._task = asyncio.create_task(self._run(), name="hf-lifecycle")
-        for watch in list(self.watches.values()):
-            self._spawn(watch, self._reconcile(watch))
 
     async def stop(self) -> None:
         if self._task:
@@ -157,21 +112,28 @@ class HfLifecycle:
             if watch.busy():
                 continue
             if watch.pause_reason and now >= watch.next_pause_try:
-                self._spawn(watch, self._pause(watch))
+                self.spawn(watch, self._pause(watch))
             elif now >= watch.next_poll:
-                self._spawn(watch, self._poll(watch))
+                self.spawn(watch, self.poll(watch))
         self._save_activity()
 
-    def _spawn(self, watch: Watch, coro: Any) -> None:
+    def spawn(self, watch: Watch, coro: Coroutine[Any, Any, None]) -> None:
+        """Run one HF call for ``watch``; the loop starts no other while it runs."""
         task = asyncio.create_task(coro)
         watch.tasks.add(task)
         task.add_done_callback(watch.tasks.discard)
-        task.add_done_callback(lambda _t: self._kick.set())
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._kick.set()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("hf lifecycle step failed", exc_info=task.exception())
 
     def _sync(self) -> None:
         current = {n.name: n for n in self.manager.nodes.values() if is_hf_endpoint(n)}
         for name in list(self.watches):
-            if name not in current or self.watches[name].endpoint != split_endpoint(current[name].decl.endpoint or "")[1]:
+            node = current.get(name)
+            if node is None or self.watches[name].endpoint != split_endpoint(node.decl.endpoint or "")[1]:
                 for task in self.watches.pop(name).tasks:
                     task.cancel()
         for name, node in current.items():
@@ -195,7 +157,7 @@ class HfLifecycle:
 
     # -- observing ---------------------------------------------------------------------------------------------
 
-    async def _poll(self, watch: Watch) -> None:
+    async def poll(self, watch: Watch) -> None:
         client = self._client(watch)
         if client is None:
             watch.next_poll = self.clock() + self.tuning.poll_steady_s
@@ -370,89 +332,21 @@ class HfLifecycle:
             await self.observe(watch, info, sent)
         return info
 
+    def touch(self, watch: Watch) -> None:
+        """A workload used the endpoint: the idle timer starts again."""
+        watch.last_activity, watch.activity_dirty = self.clock(), True
+        if watch.pause_reason == "idle":
+            watch.pause_reason = None  # work arrived before the idle pause was taken
+
+    def forget(self, name: str) -> None:
+        watch = self.watches.pop(name, None)
+        if watch is not None:
+            for task in watch.tasks:
+                task.cancel()
+        self.records.forget(name)
+
     def _require(self, node: RentedUpstream) -> Watch:
         watch = self.watch_of(node)
         if watch is None:
             raise PairwiseError(f"rented node {node.name} is not a Hugging Face endpoint", title="Not an HF endpoint")
         return watch
-
-    # -- hooks -------------------------------------------------------------------------------------------------
-
-    async def before_route(self, node: RentedUpstream) -> None:
-        watch = self.watch_of(node)
-        if watch is None:
-            return
-        watch.last_activity, watch.activity_dirty = self.clock(), True
-        if watch.pause_reason == "idle":
-            watch.pause_reason = None  # work arrived before the idle pause was taken
-        life = node.decl.lifecycle
-        if not (life.managed and life.wake_on_request) or watch.hf_state != "paused":
-            return
-        async with watch.lock:
-            if watch.hf_state != "paused":
-                return
-            sent = self.clock()
-            try:
-                info = await self.hf.client().resume(watch.namespace, watch.endpoint)
-            except (HfError, PairwiseError) as exc:
-                raise UpstreamError(f"could not wake rented node {node.name}: {exc.message}") from None
-            await self.observe(watch, info, sent)
-        self.bus.publish("woke", node=node.name, hf_state=watch.hf_state)
-
-    def on_workload_finished(self, node: RentedUpstream, job: dict[str, Any]) -> None:
-        watch = self.watches.get(node.name)
-        if watch is not None:
-            watch.last_activity, watch.activity_dirty = self.clock(), True
-
-    async def on_budget_reached(self, node: RentedUpstream, reason: str) -> None:
-        watch = self.watch_of(node)
-        if watch is None or not node.decl.lifecycle.managed:
-            return
-        self.request_pause(watch, "budget", reason)
-
-    async def on_sponsor_exit(self, node: RentedUpstream) -> None:
-        if self.watch_of(node) is None:
-            return
-        try:
-            async with asyncio.timeout(self.tuning.stop_timeout_s):
-                await self.pause_now(node, "exit", "the sponsor is stopping")
-            log.info("rented node %s paused on sponsor exit", node.name)
-        except (TimeoutError, PairwiseError) as exc:
-            message = exc.message if isinstance(exc, PairwiseError) else f"no answer within {self.tuning.stop_timeout_s:g} s"
-            log.warning("rented node %s NOT paused on exit (HF's scale-to-zero is the backstop): %s",
-                        node.name, message)
-
-    async def on_detach(self, node: RentedUpstream) -> None:
-        watch = self.watches.pop(node.name, None)
-        if watch is not None:
-            for task in watch.tasks:
-                task.cancel()
-        self.records.forget(node.name)
-
-    # -- reconcile ---------------------------------------------------------------------------------------------
-
-    async def _reconcile(self, watch: Watch) -> None:
-        await self._poll(watch)
-        node = self.manager.nodes.get(watch.name)
-        if node is None or not node.decl.lifecycle.managed or watch.hf_state not in LEFT_RUNNING:
-            return
-        life, record = node.decl.lifecycle, self.records.get(watch.name)
-        why = None
-        if node.budget_reason:
-            why = node.budget_reason
-        elif life.idle_pause_min is not None and (record is None or record.last_activity is None
-                                                  or self.wall() - record.last_activity >= life.idle_pause_min * 60):
-            why = f"idle for more than {life.idle_pause_min:g} min while the sponsor was down"
-        elif life.pause_on_sponsor_exit:
-            why = "left running while the sponsor was down (pause on sponsor exit is on)"
-        if why:
-            self.request_pause(watch, "start", why)
-
-    # -- views -------------------------------------------------------------------------------------------------
-
-    def describe(self, name: str) -> dict[str, Any]:
-        watch = self.watches.get(name)
-        if watch is None:
-            return {}
-        return {"hf_endpoint": f"{watch.namespace}/{watch.endpoint}", "hf_error": watch.error,
-                "pause_pending": watch.pause_reason}

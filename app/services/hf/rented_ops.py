@@ -21,11 +21,12 @@ from typing import Any
 from app.services.errors import ConfigError, CredentialError, RefusedError
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
-from app.services.hf.lifecycle import HfLifecycle, split_endpoint
+from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.models import ENGINES, EndpointInfo, HardwareRow, create_body, pick_hardware
 from app.services.hf.records import EndpointRecord, EndpointRecords
 from app.services.hf.service import HfService
-from app.services.hf.tokens import CALL, MANAGE, TOKEN_KEY
+from app.services.hf.tokens import CALL, MANAGE
+from app.services.hf.watch import split_endpoint
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
 
@@ -88,7 +89,7 @@ class HfRented:
     async def create(self, params: dict[str, Any]) -> dict[str, Any]:
         plan = await self.plan(params)
         client = self.hf.client()
-        token = self.hf.secrets.get(TOKEN_KEY)
+        token = self.hf.token()  # the endpoint is called with the signed-in token (a keyring copy per node)
         sent = self.lifecycle.clock()
         info = await client.create_endpoint(plan["namespace"], plan["body"])
         self.records.put(plan["name"], EndpointRecord.of(info, created=True))

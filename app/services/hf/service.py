@@ -42,6 +42,12 @@ class HfService:
     def signed_in(self) -> bool:
         return self._client is not None or bool(self.secrets.get(TOKEN_KEY))
 
+    def token(self) -> str:
+        """The signed-in token: the one the client already holds, else the keyring's."""
+        if self._client is not None:
+            return self._client.token
+        return self.client().token
+
     def client(self) -> HuggingFaceClient:
         """The signed-in client; CredentialError when there is no token in the keyring."""
         if self._client is None:

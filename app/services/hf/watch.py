@@ -1,0 +1,47 @@
+"""One watched Hugging Face endpoint: what the lifecycle controller knows and still owes HF."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.services.hf.billing import BilledMinutes
+
+if TYPE_CHECKING:
+    from app.services.rented.upstream import RentedUpstream
+
+STARTING = ("pending", "initializing", "updating")
+# Idle pause also takes a scaled-to-zero endpoint: it still holds GPU quota and wakes on any request.
+PAUSABLE_IDLE = ("pending", "initializing", "updating", "running", "scaledToZero")
+DRIFT_PREFIX = "drifted: "
+
+
+def is_hf_endpoint(node: RentedUpstream) -> bool:
+    return node.decl.provider == "huggingface-endpoint" and bool(node.decl.endpoint)
+
+
+def split_endpoint(value: str) -> tuple[str, str]:
+    namespace, _, name = value.partition("/")
+    return namespace, name
+
+
+@dataclass
+class Watch:
+    name: str
+    namespace: str
+    endpoint: str
+    billing: BilledMinutes
+    last_activity: float  # monotonic
+    hf_state: str | None = None
+    next_poll: float = 0.0
+    pause_reason: str | None = None  # budget | idle | start | exit | user: a pause still owed to HF
+    pause_detail: str = ""
+    next_pause_try: float = 0.0
+    error: str | None = None  # the last management-API failure, until a call succeeds
+    activity_dirty: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def busy(self) -> bool:
+        return any(not t.done() for t in self.tasks)
