@@ -6,6 +6,7 @@ Writes the raw figures to bench/results/latest.json (git-ignored). See bench/REA
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -50,6 +51,8 @@ def start_node(stack: ExitStack, home: Path, name: str) -> Node:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     settings = {"smoke": phases.SMOKE, "quick": phases.QUICK, "full": phases.FULL}[mode]
+    if args.requests:
+        settings = dataclasses.replace(settings, latency_requests=args.requests)
     raw: dict[str, Any] = {"mode": mode, "machine": machine(), "notes": []}
     work = Path(tempfile.mkdtemp(prefix="pairwise-bench-"))
     with ExitStack() as stack:
@@ -157,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
     parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},
                         help="comma-separated subset of latency,throughput,concurrency (default: all)")
+    parser.add_argument("--requests", type=int, help="sequential requests per path and mode for the TTFB rows")
     parser.add_argument("--candidate", type=Path, help="also run a node from this checkout (A/B a patch)")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the raw JSON goes")
     args = parser.parse_args(argv)
