@@ -74,7 +74,14 @@ def served_by(node: NodeProc, **extra: object) -> str:
 
 
 def test_least_loaded_owner_in_the_cluster_wins(trio: Trio) -> None:
-    assert served_by(trio.b) == "alpha"  # equal load: more free slots
+    response = httpx.post(f"{trio.b.url}/v1/chat/completions", json=CHAT, timeout=30)
+    assert response.headers["x-pairwise-node"] == "alpha"  # equal load: more free slots
+    # The third node lists beta's relayed job once, as beta (its origin) tells it.
+    job_id = response.headers["x-pairwise-job"]
+    seen = wait_until(lambda: (j := job(trio.c, job_id)) and j["state"] == "completed" and j,
+                      what="gamma to list beta's job")
+    assert (seen["origin_node"], seen["serving_node"]) == ("beta", "alpha")
+    assert [j["id"] for j in jobs(trio.c)].count(job_id) == 1
     trio.engine_a.config(tokens_per_s=4, reply_tokens=400)
     try:
         busy_alpha_sends_work_to_gamma(trio)

@@ -34,7 +34,8 @@ def instance_name(name: str, node_id: str) -> str:
 
 
 def local_addresses(bind_host: str) -> list[str]:
-    """Addresses to announce: the bound one, or every non-loopback one for a wildcard bind."""
+    """IPv4 addresses to announce (mDNS runs on IPv4): the bound one, or every
+    non-loopback one for a wildcard bind."""
     try:
         bound = ipaddress.ip_address(bind_host.strip("[]"))
     except ValueError:
@@ -46,7 +47,7 @@ def local_addresses(bind_host: str) -> list[str]:
     found: list[str] = []
     for adapter in ifaddr.get_adapters():
         for ip in adapter.ips:
-            if isinstance(ip.ip, str):
+            if isinstance(ip.ip, str):  # IPv6 entries are tuples
                 address = ipaddress.ip_address(ip.ip)
                 if not address.is_loopback and not address.is_link_local:
                     found.append(str(address))

@@ -162,12 +162,16 @@ class PeerManager:
         return list(online)
 
     def find(self, ref: str) -> Peer | None:
-        """A peer by node id, unique id prefix or name."""
+        """A peer by node id, unique id prefix or name; None if none matches."""
         ref = ref.strip()
         if ref in self.peers:
             return self.peers[ref]
-        matches = [p for p in self.peers.values() if p.node_id.startswith(ref) or ref in (p.name, p.pin.name)]
-        return matches[0] if len(matches) == 1 else None
+        matches = [p for p in self.peers.values() if (len(ref) >= 4 and p.node_id.startswith(ref))
+                   or ref in (p.name, p.pin.name)]
+        if len(matches) > 1:
+            ids = ", ".join(p.node_id for p in matches)
+            raise ConfigError(f"{ref!r} could mean several paired nodes ({ids}); give the node id")
+        return matches[0] if matches else None
 
     # -- polling ---------------------------------------------------------------------------------------
 
