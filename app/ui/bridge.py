@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.services.events import Event, EventBus
 
@@ -19,26 +19,42 @@ NODE_EVENTS = frozenset({"node_changed", "node_started", "node_stopped", "peer_j
                          "reconcile_paused", "peer_paired", "peer_unpaired", "hf_signed_in", "hf_signed_out"})
 
 
+COALESCE_MS = 100
+
+
 class EventBridge(QObject):
+    """``received`` carries every event but the job ones (three per request, on the request path:
+    they only mark the views dirty, and ``jobs_changed`` follows once per ``COALESCE_MS``)."""
+
     received = Signal(str, object)  # kind, data (not "event": that is QObject.event)
     jobs_changed = Signal()
     nodes_changed = Signal()
 
     def __init__(self, bus: EventBus, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._jobs = QTimer(self)
+        self._jobs.setSingleShot(True)
+        self._jobs.setInterval(COALESCE_MS)
+        self._jobs.timeout.connect(self._jobs_settled)
         self._unsubscribe = bus.on(self._on_event)
 
     def _on_event(self, event: Event) -> None:
+        if event.kind in JOB_EVENTS:
+            if not self._jobs.isActive():
+                self._jobs.start()
+            return
         data: dict[str, Any] = dict(event.data)
         data.setdefault("at", event.at)
         self.received.emit(event.kind, data)
-        if event.kind in JOB_EVENTS:
-            self.jobs_changed.emit()
-        if event.kind in NODE_EVENTS or event.kind in JOB_EVENTS:
-            # A job changes in-flight counts and costs, which the node list shows.
+        if event.kind in NODE_EVENTS:
             self.nodes_changed.emit()
 
+    def _jobs_settled(self) -> None:
+        self.jobs_changed.emit()
+        self.nodes_changed.emit()  # in-flight counts and costs, which the node list and tray show
+
     def close(self) -> None:
+        self._jobs.stop()
         try:
             self._unsubscribe()
         except ValueError:

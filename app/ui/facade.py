@@ -132,26 +132,10 @@ class NodeFacade:
         return manager
 
     def _ops(self) -> Any:
-        """The Hugging Face rented operations (plan, create, pause, resume, delete), when attached.
+        """The Hugging Face rented operations (plan, create, pause, resume, delete), when attached."""
+        from app.services.hf import hf_rented_of
 
-        ``attach_hf`` keeps them in the control routes and the manager's resolver hook only; until it
-        offers an accessor, they are found through that documented hook (the resolver is a method of
-        the operations object)."""
-        ops = getattr(self.node, "hf_rented", None)
-        if ops is None:
-            try:
-                from app.services.hf import hf_rented_of  # type: ignore[attr-defined]
-            except ImportError:
-                hf_rented_of = None
-            if hf_rented_of is not None:
-                ops = hf_rented_of(self.node)
-        manager = _rented(self.node)
-        if ops is None and manager is not None:
-            for resolver in manager.hooks.resolvers:
-                owner = getattr(resolver, "__self__", None)
-                if owner is not None and all(hasattr(owner, m) for m in ("plan", "create", "pause", "resume")):
-                    ops = owner
-                    break
+        ops = hf_rented_of(self.node)
         if ops is None:
             raise FeatureMissing("this node has no Hugging Face rented operations attached")
         return ops

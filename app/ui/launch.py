@@ -24,6 +24,12 @@ def launch_tray(args: argparse.Namespace) -> int:
     if not has_display():
         print(HEADLESS, file=sys.stderr, end="")
         return 2
+    from app.ui.qtcompat import binding_problem
+
+    problem = binding_problem()
+    if problem:
+        print(f"pairwise: {problem}", file=sys.stderr)
+        return 3
     import qasync
 
     from app.cli import make_node

@@ -86,7 +86,8 @@ async def make_app(tmp_path: Path, qapp: QApplication) -> AsyncIterator[Callable
         node = build_node(Home(tmp_path / f"home-{name}"), listen="127.0.0.1:0", cluster_listen="127.0.0.1:0",
                           name=name, mdns=False)
         sent = Sent()
-        app = TrayApp(node, notify_sink=sent.append, tray_wait_s=3600, **options)
+        options.setdefault("notify_sink", sent.append)
+        app = TrayApp(node, tray_wait_s=3600, **options)
         app.sent = sent  # type: ignore[attr-defined]
         await app.start()
         started.append(app)

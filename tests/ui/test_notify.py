@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+from PySide6.QtWidgets import QSystemTrayIcon
 
 from app.simulator import SimulatedHF
 from app.ui.notify import NotificationPolicy
@@ -93,3 +94,13 @@ async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
     note = next(n for n in app.sent if "budget reached" in n.title)
     assert "$0.02" in note.message and note.level == "warning"
     await until(lambda: app.tray.state == "attention", what="attention")
+
+
+async def test_notifications_go_to_the_tray_icon(make_app: Any, monkeypatch: Any) -> None:
+    shown: list[tuple[Any, ...]] = []
+    app = await make_app(notify_sink=None)
+    monkeypatch.setattr(app.tray.icon, "showMessage", lambda *args: shown.append(args))
+    app.node.bus.publish("rented_failed", node="gpu", message="CUDA out of memory")
+    title, message, icon, msecs = shown[0]
+    assert (title, message) == ("gpu failed", "CUDA out of memory")
+    assert icon == QSystemTrayIcon.MessageIcon.Critical and msecs > 0

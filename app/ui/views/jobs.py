@@ -21,7 +21,7 @@ from app.ui import fmt
 from app.ui.facade import NodeFacade
 
 COLUMNS = ["Started", "Model", "State", "Served by", "Off-LAN", "Origin", "Requester", "Duration", "Tokens", "Cost"]
-HISTORY_LIMIT = 200
+HISTORY_LIMIT = 100
 OFF_LAN_COLOUR = QColor("#b06a00")
 
 
@@ -71,6 +71,13 @@ class JobsView(QWidget):
         self._fill(self.history, done)
 
     def _fill(self, table: QTableWidget, jobs: list[dict[str, Any]]) -> None:
+        table.setUpdatesEnabled(False)  # one repaint for the whole table, not one per cell
+        try:
+            self._cells(table, jobs)
+        finally:
+            table.setUpdatesEnabled(True)
+
+    def _cells(self, table: QTableWidget, jobs: list[dict[str, Any]]) -> None:
         table.setRowCount(len(jobs))
         for r, job in enumerate(jobs):
             for c, text in enumerate(job_cells(job)):
