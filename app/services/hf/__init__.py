@@ -16,7 +16,8 @@
     routes.py    control routes under /_pairwise/v1/hf
 
 ``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
-runs first), the lifecycle controller and rented operations; ``hf_of(node)`` finds the service.
+runs first), the lifecycle controller and rented operations. ``hf_of(node)`` finds the service and
+``hf_rented_of(node)`` the operations (plan, create, pause, resume, delete): the tray stands on these.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from app.services.node import Node
 
 _ATTR = "hf_service"
+_RENTED_ATTR = "hf_rented"
 
 
 def attach_hf(node: Node) -> HfService:
@@ -49,6 +51,7 @@ def attach_hf(node: Node) -> HfService:
         node.extra_control_routes.extend(hf_rented_routes(ops))
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
         node.start_hooks.append(hooks.reconcile_at_start)
+        setattr(node, _RENTED_ATTR, ops)
         node.stop_last.append(lifecycle.stop)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client
     setattr(node, _ATTR, service)
@@ -60,4 +63,9 @@ def hf_of(node: Node) -> HfService | None:
     return service if isinstance(service, HfService) else None
 
 
-__all__ = ["HfService", "attach_hf", "hf_of"]
+def hf_rented_of(node: Node) -> HfRented | None:
+    ops = getattr(node, _RENTED_ATTR, None)
+    return ops if isinstance(ops, HfRented) else None
+
+
+__all__ = ["HfRented", "HfService", "attach_hf", "hf_of", "hf_rented_of"]

@@ -92,11 +92,14 @@ class HfLifecycle:
             self._kick.clear()
 
     def _sleep_s(self) -> float:
-        now, soonest = self.clock(), 1.0
+        # With nothing to watch, sleep long: an attach or a change kicks the loop (node_changed).
+        now, soonest = self.clock(), (1.0 if self.watches else 30.0)
         for watch in self.watches.values():
-            candidates = [watch.next_poll - now, watch.billing.next_minute_in(now)]
-            if watch.pause_reason:
-                candidates.append(watch.next_pause_try - now)
+            candidates = [watch.billing.next_minute_in(now)]
+            if not watch.busy():  # a call in flight kicks the loop when it ends
+                candidates.append(watch.next_poll - now)
+                if watch.pause_reason:
+                    candidates.append(watch.next_pause_try - now)
             soonest = min([soonest, *(c for c in candidates if c is not None)])
         return max(0.005, soonest)
 
