@@ -1,10 +1,27 @@
-"""Cluster foundation: node identity, pinned trust, mutual TLS and PIN pairing.
+"""The cluster: identity, pinned trust, PIN pairing, the cluster port, peers, shared jobs.
+
+Foundation:
 
     identity.py          NodeIdentity: node UUID + self-signed certificate (0600 key, atomic files)
     trust.py             TrustStore of PeerPins keyed by node UUID
     tls.py               server/client SSL contexts that trust exactly the pins; per-request pin check
     pairing_protocol.py  wire format, errors and key confirmation of PIN pairing (SPAKE2)
     pairing.py           PairingHost (inviter) and join (joiner)
+
+A node as a cluster member (``attach.attach_cluster(node)``, called by bootstrap.build_node):
+
+    service.py           ClusterService: start/stop order of everything below
+    server.py            the cluster port (aiohttp, mutual TLS): facts, inventory, relay, job events, unpair
+    relay.py             serving a peer's request here (local_only: never relayed onward)
+    facts.py             what peers may learn: facts, shareable inventory, load (no URLs, no secrets)
+    peer_client.py       HTTPS to one peer, trusting only its pin
+    peer_upstream.py     PeerUpstream: a peer as a routing candidate
+    peers.py             PeerManager: polling, online/offline, addresses found again, ``peers add``
+    replication.py       shared Jobs: origin-pushed workload records, silent peers' jobs failed
+    membership.py        ``pair remove`` and telling the other side, now or when it can be reached
+    pairing_service.py   invites on the pairing port, joins, tombstones for ended invites
+    discovery.py         mDNS announce/browse of ``_pairwise._tcp``
+    attach.py            hooks into the node and the control routes the CLI uses (app/cli_cluster.py)
 
 Errors (all ``PairwiseError``, so they carry a title and a message)::
 
