@@ -30,6 +30,7 @@ class Sample:
     total_s: float = 0.0
     frames: int = 0
     error: str | None = None
+    warm: bool = False  # sent on a connection an earlier request of the same worker opened
 
 
 def chat_body(model: str, *, stream: bool, max_tokens: int | None) -> dict[str, Any]:
@@ -112,11 +113,13 @@ async def closed_loop(target: Target, body: dict[str, Any], concurrency: int, du
     deadline = time.perf_counter() + duration_s
     async with make_session(target) as session:
         async def worker() -> None:
+            warm = False
             while time.perf_counter() < deadline:
                 try:
                     sample = await asyncio.wait_for(request(session, body), timeout_s)
                 except TimeoutError:
                     sample = Sample(False, error=f"no complete answer within {timeout_s:g} s")
+                sample.warm, warm = warm, True
                 samples.append(sample)
 
         await asyncio.gather(*(worker() for _ in range(concurrency)))

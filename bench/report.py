@@ -98,6 +98,7 @@ def table(raw: dict[str, Any]) -> str:
             continue
         row(f"{level} streams: errors ↓", {p: _get(conc, level, p, "errors") for p in paths}, ratios=False)
         row(f"{level} streams: p99 TTFB (ms) ↓", {p: _get(conc, level, p, "p99_ttfb_ms") for p in paths}, 1)
+        row("  warm connections only (ms) ↓", {p: _get(conc, level, p, "p99_warm_ttfb_ms") for p in paths}, 1)
     node, lite = raw.get("node", {}), raw.get("litellm_proc") or {}
     row("start-up to first answer (s) ↓", {"pairwise": node.get("startup_s"), "litellm": lite.get("startup_s")})
     row("idle RSS (MB) ↓", {"pairwise": node.get("idle_rss_mb"), "litellm": lite.get("idle_rss_mb")}, 1)
