@@ -70,7 +70,11 @@ class HfRented:
         await self.hf.require(namespace, CALL)
         row = pick_hardware(await self.hf.hardware(namespace), instance=params.get("gpu"),
                             region=params.get("region"), vendor=params.get("vendor"))
-        timeout = params.get("scale_to_zero_min", DEFAULT_SCALE_TO_ZERO_MIN)
+        timeout = params.get("scale_to_zero_min")
+        if timeout is None:
+            timeout = DEFAULT_SCALE_TO_ZERO_MIN
+        elif not isinstance(timeout, int | float) or timeout <= 0:
+            raise ConfigError("the scale-to-zero time must be a positive number of minutes")
         body = create_body(name=endpoint, repository=model, hardware=row, engine=engine,
                            task=str(params.get("task") or "text-generation"), revision=params.get("revision"),
                            scale_to_zero_timeout_min=timeout)
