@@ -16,7 +16,7 @@ PAIRWISE_MDNS=off "$APP" --home "$HOME_DIR/home" serve --listen 127.0.0.1:0 --cl
 PID=$!
 
 for _ in $(seq 1 150); do
-    if grep -q "serving on" "$LOG"; then break; fi
+    if grep -qs "serving on" "$LOG"; then break; fi
     if ! kill -0 "$PID" 2>/dev/null; then echo "the built app exited:"; cat "$LOG"; exit 1; fi
     sleep 0.2
 done
