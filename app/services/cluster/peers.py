@@ -177,6 +177,7 @@ class PeerManager:
 
     async def _run(self, peer: Peer) -> None:
         while not peer.closed:
+            peer.wake.clear()  # before the poll: a wake-up during it means "poll again now"
             try:
                 await self.poll(peer)
                 if not peer.online and peer.polls % MANUAL_EVERY == 1:
@@ -186,7 +187,6 @@ class PeerManager:
                 raise
             except Exception:  # a bug in one poll must not end the peer's loop
                 log.exception("polling %s failed", peer.name)
-            peer.wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll_s):
                     await peer.wake.wait()
