@@ -150,3 +150,15 @@ def test_failed_endpoint_is_unhealthy_with_hf_message(sim_factory: Any, node_fac
     failed = events.wait("rented_failed")
     assert failed["node"] == "gpu" and failed["message"] == "CUDA out of memory while loading the model"
     events.close()
+
+
+def test_attach_by_endpoint_uses_the_signed_in_token(sim_factory: Any, node_factory: Any) -> None:
+    """No --token-stdin: a Hugging Face endpoint is called with the account's token from the keyring."""
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
+    make_endpoint(sim, "borrowed", "authenticated")
+    node = start_sponsor(node_factory, sim, MINUTE_S)
+    node.cli("rented", "attach", "borrowed", "--provider", "huggingface-endpoint", "--endpoint", "demo-user/borrowed")
+    wait_show(node, "borrowed", "eligible", lambda r: r["state"] == "eligible")
+    reply = httpx.post(f"{node.url}/v1/chat/completions", json={"model": REPO, "messages": MESSAGES}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    assert reply.headers["X-Pairwise-Off-LAN"] == "borrowed"

@@ -30,6 +30,7 @@ from app.services.hf.records import FILE_NAME, EndpointRecords
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.routes import hf_rented_routes, hf_routes
 from app.services.hf.service import HfService
+from app.services.hf.tokens import TOKEN_KEY
 from app.services.rented import rented_of
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ def attach_hf(node: Node) -> HfService:
         hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)
         node.extra_control_routes.extend(hf_rented_routes(ops))
+        manager.fallback_tokens.append(
+            lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
         node.start_hooks.append(hooks.reconcile_at_start)
         setattr(node, _RENTED_ATTR, ops)

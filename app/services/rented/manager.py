@@ -61,6 +61,9 @@ class RentedManager:
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
         self.hooks.began = self._began
+        # Where a node without a token of its own may borrow one (the signed-in HF account for
+        # Hugging Face providers); the token stays in the keyring under its own key.
+        self.fallback_tokens: list[Callable[[RentedDecl], str | None]] = []
         self.nodes: dict[str, RentedUpstream] = {}
         self._task: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Future[Any]] = set()
@@ -121,6 +124,10 @@ class RentedManager:
         return node
 
     def _make(self, decl: RentedDecl, token: str | None) -> RentedUpstream:
+        for fallback in self.fallback_tokens:
+            if token:
+                break
+            token = fallback(decl)
         node = RentedUpstream(decl, sponsor_name=self.sponsor_name, sponsor_id=self.sponsor_id, token=token,
                               extra_ca=self.extra_ca, hooks=self.hooks)
         self.meter.set_price(decl.name, decl.price_per_hour)
