@@ -90,3 +90,52 @@ def test_sharing_off_then_on(node_factory: Any, tls_tiny_factory: Any) -> None:
     for node in (a, b):
         assert files_containing(node.home, TOKEN.encode()) == []
         assert TOKEN not in node.log.read_text()
+
+
+def test_peer_rented_node_keeps_its_policy_across_the_cluster(node_factory: Any, tls_tiny_factory: Any,
+                                                              tiny_factory: Any) -> None:
+    """B has its own engine for the model; A's shared rented node is paid off-LAN capacity to B, routed
+    under its own policy, never ranked as a LAN peer: default policy → B's busy engine still serves;
+    overflow → the busy engine overflows to A's rented node; B's engine down → the rented node serves."""
+    import threading
+
+    rented = tls_tiny_factory("--require-token", TOKEN, "--model", "rented-model")
+    local = tiny_factory("--api", "openai", "--model", "rented-model", "--tokens-per-s", "20")
+    a = node_factory("A", env=FAST).start()
+    b = node_factory("B", env=FAST).start()
+    pair(a, b)
+    a.cli("rented", "attach", "gpu", "--url", rented.url, "--ca-file", rented.ca_file, "--token-stdin", "--share",
+          "--price-per-hour", "0.8", stdin=TOKEN)
+    b.cli("engines", "add", "own", "--url", local.url, "--api", "openai", "--capacity", "1")
+    wait_until(lambda: rented_row(b, name="gpu", shared=True), what="B to see A's shared rented node")
+
+    def served_by_while_busy() -> tuple[str, str | None]:
+        local.config(reply_tokens=60)  # about 3 s at 20 tokens/s: B's only slot stays busy
+        started = threading.Event()
+
+        def hold() -> None:
+            with ask(b, stream=True) as response:
+                started.set()
+                for _ in response.iter_bytes():
+                    pass
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        started.wait(30)
+        local.config(reply_tokens=3)
+        with ask(b) as response:
+            result = response.headers["x-pairwise-node"], response.headers.get("x-pairwise-off-lan")
+        holder.join(60)
+        return result
+
+    assert served_by_while_busy() == ("B", None)  # default policy: a busy local engine is still local
+    a.cli("rented", "set", "gpu", "--use", "overflow")
+    wait_until(lambda: rented_row(b, name="gpu", policy="overflow"), what="B to see the overflow policy")
+    assert served_by_while_busy() == ("gpu", "gpu")
+
+    a.cli("rented", "set", "gpu", "--use", "when-no-local-node")
+    wait_until(lambda: rented_row(b, name="gpu", policy="when-no-local-node"), what="policy back to default")
+    local.stop()
+    with ask(b) as response:
+        assert response.headers["x-pairwise-off-lan"] == "gpu"
+    assert b.cli_json("jobs")[0]["serving_node"] == "gpu" and b.cli_json("jobs")[0]["off_lan"] is True

@@ -81,12 +81,17 @@ def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
 
 
 def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
-    """Models peers may route here (each once, by the first owner's name) and load."""
+    """Models peers may route here (each once, by the first owner's name) and load.
+
+    ``lan`` says whether a LAN engine here serves the model. A model only a shared rented node
+    serves is not LAN capacity: peers route it as that rented node, under its policy."""
     upstreams = shareable_upstreams(node)
     seen: dict[str, dict[str, Any]] = {}
     for upstream in upstreams:
         for entry in upstream.models():
-            seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details)})
+            row = seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details),
+                                                    "lan": False})
+            row["lan"] = row["lan"] or upstream.kind == "engine"
     return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
 
 

@@ -51,7 +51,8 @@ class PeerUpstream(Upstream):
         """Take the peer's latest inventory; returns True if its model list changed."""
         models = []
         for row in inventory.get("models") or []:
-            if isinstance(row, dict) and isinstance(row.get("name"), str):
+            # Rented-only models are routed through PeerRentedView, under the rented node's policy.
+            if isinstance(row, dict) and isinstance(row.get("name"), str) and row.get("lan", True) is not False:
                 details = row.get("details")
                 models.append(ModelEntry(row["name"][:300], details if isinstance(details, dict) else {}))
         load = _dict(inventory.get("load"))

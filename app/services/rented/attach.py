@@ -37,9 +37,16 @@ def attach_rented(node: Node) -> RentedManager:
     node.fact_providers.append(manager.node_rows)
     node.shared_fact_providers.append(manager.shared_facts)
     node.extra_control_routes.extend(control_routes(manager))
-    # Peers' unshared rented nodes: refused by name here, instead of "model not found".
-    node.registry.add_dynamic(PeerRentedViews(node.node_id, node.fact_providers))
+    # Peers' rented nodes, routed under their own policy (unshared ones refused by name).
+    node.registry.add_dynamic(PeerRentedViews(node.node_id, node.fact_providers, lambda sid: _sponsor_upstream(node, sid)))
     return manager
+
+
+def _sponsor_upstream(node: Any, sponsor_id: str) -> Any:
+    """The online peer upstream of a rented node's sponsor (the cluster may not be attached)."""
+    cluster = getattr(node, "cluster", None)
+    peer = cluster.peers.peers.get(sponsor_id) if cluster is not None else None
+    return peer.upstream if peer is not None and peer.online else None
 
 
 def rented_of(node: Any) -> RentedManager | None:

@@ -1,9 +1,12 @@
-"""A peer's rented node that is NOT shared, as seen from this node: a routing candidate that is
-always refused, so that a request for a model only that node serves is told which node it is and
-that sharing is off on its sponsor (instead of "model not found").
+"""A peer's rented node as seen from this node: a routing candidate of kind "rented" under the
+node's own policy, so the scheduler here ranks it as paid, off-LAN capacity and never as a LAN
+peer (a free local engine here wins over a peer's rented GPU under the default policy).
 
-Shared rented nodes need no view: the sponsor offers their models in its inventory and the peer
-upstream relays to it, where the sponsor applies the node's policy and the caller's off-LAN rule.
+- Not shared: always refused, so a request for a model only that node serves is told which node
+  it is and that sharing is off on its sponsor (instead of "model not found").
+- Shared: served by relaying to the sponsor over mutual TLS; the sponsor forwards it and applies
+  its own budget and lifecycle rules. The sponsor's inventory marks rented-only models
+  (``lan: false``) so its peer upstream does not also offer them as LAN capacity.
 
 The rows come from ``node.fact_providers`` (the cluster puts each peer's ``shared_nodes`` there);
 a row is a peer's if its ``sponsor_id`` is not this node's id.
@@ -20,14 +23,16 @@ from app.services.rented.facts import peer_refusal
 from app.services.translate.shapes import Api
 
 Rows = Callable[[], Iterable[dict[str, Any]]]
+PeerLookup = Callable[[str], Upstream | None]
 
 
 class PeerRentedView(Upstream):
     kind = "rented"
     remote = True  # never served from here: a relayed request never considers it
 
-    def __init__(self, fact: dict[str, Any]) -> None:
+    def __init__(self, fact: dict[str, Any], sponsor: PeerLookup | None = None) -> None:
         self.fact = fact
+        self._sponsor = sponsor
         self.key = f"peer-rented:{fact.get('id')}"
         self.node_name, self.node_id = str(fact.get("name")), str(fact.get("id"))
         self.in_flight = 0
@@ -51,15 +56,20 @@ class PeerRentedView(Upstream):
         return peer_refusal(self.fact, caller)
 
     async def open(self, request: UpstreamRequest) -> Opened:
-        raise UpstreamError(f"rented node {self.node_name} is reached only through its sponsor "
-                            f"{self.fact.get('sponsor')}")
+        sponsor = self._sponsor(str(self.fact.get("sponsor_id"))) if self._sponsor else None
+        if sponsor is None:
+            raise UpstreamError(f"rented node {self.node_name} is reached only through its sponsor "
+                                f"{self.fact.get('sponsor')}, which is not reachable now")
+        opened = await sponsor.open(request)
+        opened.headers.setdefault("x-pairwise-off-lan", self.node_name)
+        return opened
 
 
 class PeerRentedViews:
-    """A dynamic registry source: one view per unshared rented node of a peer."""
+    """A dynamic registry source: one view per rented node of a peer."""
 
-    def __init__(self, my_node_id: str, providers: Sequence[Rows]) -> None:
-        self.my_node_id, self.providers = my_node_id, providers
+    def __init__(self, my_node_id: str, providers: Sequence[Rows], sponsor: PeerLookup | None = None) -> None:
+        self.my_node_id, self.providers, self.sponsor = my_node_id, providers, sponsor
         self._views: dict[str, PeerRentedView] = {}
 
     def __call__(self) -> list[Upstream]:
@@ -70,11 +80,10 @@ class PeerRentedViews:
             except Exception:  # a provider's trouble must not break routing
                 continue
             for row in rows:
-                if (row.get("kind") != "rented" or row.get("sponsor_id") in (None, self.my_node_id)
-                        or row.get("shared")):
+                if row.get("kind") != "rented" or row.get("sponsor_id") in (None, self.my_node_id):
                     continue
                 key = str(row.get("id"))
-                view = self._views.get(key) or PeerRentedView(row)
+                view = self._views.get(key) or PeerRentedView(row, self.sponsor)
                 view.fact = row
                 seen[key] = view
         self._views = seen
