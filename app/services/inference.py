@@ -124,8 +124,8 @@ class InferenceService:
         return plan
 
     def available_models(self, caller: Caller) -> list[str]:
-        return sorted({e.name for pairs in self.registry.inventory(local_only=caller.local_only).values()
-                       for _, e in pairs})
+        """One name per model (``m`` and ``m:latest`` are the same model), as its first owner names it."""
+        return sorted(pairs[0][1].name for pairs in self.registry.inventory(local_only=caller.local_only).values())
 
     async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller) -> InferenceResult:
         headers = self.base_headers()

@@ -103,8 +103,9 @@ def add_inventory_routes(app: web.Application, node: Node) -> None:
     app.router.add_post("/api/show", show)
     app.router.add_get("/v1/models", v1_models)
     app.router.add_get("/v1/models/{model_id:.+}", v1_model)
-    app.router.add_get("/", lambda r: _root())
+    app.router.add_get("/", root)
 
 
-async def _root() -> web.Response:
+async def root(request: web.Request) -> web.Response:
+    # Ollama answers "Ollama is running" here; some clients probe it.
     return web.Response(text="Pairwise is running")

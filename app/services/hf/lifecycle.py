@@ -68,11 +68,14 @@ class HfLifecycle:
         self._task = asyncio.create_task(self._run(), name="hf-lifecycle")
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
+        # Await what was cancelled, so no step outlives the node (or its loop) half-run.
+        pending = [self._task] if self._task else []
         for watch in self.watches.values():
-            for task in watch.tasks:
-                task.cancel()
+            pending.extend(watch.tasks)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        self._task = None
         self._save_activity(force=True)
 
     def kick(self) -> None:
