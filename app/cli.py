@@ -136,6 +136,8 @@ def cmd_nodes(args: argparse.Namespace) -> int:
         state = n.get("state") or ("online" if n.get("online") else "offline")
         label = n.get("label") or n.get("kind")
         extra = f"{n.get('gpu', '')} ${n.get('price_per_hour')}/h" if n.get("kind") == "rented" else ""
+        if n.get("simulated"):
+            extra += " (simulated)"
         rows.append([n["name"], label, state, ", ".join(n.get("models") or []), str(n.get("in_flight", 0)), extra])
     print(table(rows, ["NAME", "KIND", "STATE", "MODELS", "IN FLIGHT", ""]))
     return 0

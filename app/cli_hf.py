@@ -80,7 +80,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     elif not data.get("signed_in"):
         print(data["message"])
     else:
-        print(f"Signed in to Hugging Face as {data['user']}.")
+        where = " (the SIMULATED Hugging Face: nothing is real or billed)" if data.get("simulated") else ""
+        print(f"Signed in to Hugging Face as {data['user']}{where}.")
         _print_access(data)
     return 0
 

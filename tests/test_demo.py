@@ -10,8 +10,12 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.procs import REPO, child_env, wait_until
+from tests.support.procs import REPO as REPO_ROOT
+from tests.support.procs import child_env, wait_until
 from tests.support.secret_service import require_secret_service
+
+
+REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
 def test_demo_starts_signs_in_and_stops(tmp_path: Path) -> None:
@@ -19,22 +23,40 @@ def test_demo_starts_signs_in_and_stops(tmp_path: Path) -> None:
     home = tmp_path / "demo-home"
     env = child_env()
     proc = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "demo", "--listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO_ROOT)
     try:
         runtime = wait_until(lambda: _runtime(home), timeout=60, what="demo node")
 
         def cli(*args: str) -> dict:
             out = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args, "--json"],
-                                 capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+                                 capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
             assert out.returncode == 0, out.stderr
             return json.loads(out.stdout)
 
         status = wait_until(lambda: (s := cli("hf", "status")).get("signed_in") and s, timeout=30,
                             what="demo sign-in")
-        assert status["user"] == "demo-user"
+        assert status["user"] == "demo-user" and status["simulated"] is True
         reply = httpx.post(f"http://{runtime['listen']}/api/chat", timeout=30,
                            json={"model": "demo-local", "stream": False, "messages": [{"role": "user", "content": "hi"}]})
         assert reply.status_code == 200 and reply.json()["done"] is True
+
+        # A newcomer rents a "GPU", uses it, pauses it and deletes it: all simulated, all labelled.
+        run = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "rented", "create", "demo-gpu",
+                              "--model", REPO, "--gpu", "nvidia-l4", "--yes"],
+                             capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=120)
+        assert run.returncode == 0, run.stderr
+        row = wait_until(lambda: (r := cli("rented", "show", "demo-gpu")).get("state") == "eligible" and r,
+                         timeout=90, what="the simulated GPU to run")
+        assert row["simulated"] is True and row["label"] == "Rented · off-LAN"
+        answer = httpx.post(f"http://{runtime['listen']}/v1/chat/completions", timeout=60,
+                            json={"model": REPO, "messages": [{"role": "user", "content": "hi"}]})
+        assert answer.status_code == 200 and answer.headers["X-Pairwise-Off-LAN"] == "demo-gpu"
+        for args in (("rented", "pause", "demo-gpu"), ("rented", "delete", "demo-gpu", "--yes")):
+            done = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args], capture_output=True,
+                                  text=True, env=env, cwd=REPO_ROOT, timeout=120)
+            assert done.returncode == 0, done.stderr
+        assert cli("rented", "list") == []
+
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0

@@ -65,6 +65,8 @@ class HuggingFaceClient:
         self._http = make_client(extra_ca=extra_ca, read_timeout_s=self.tuning.request_timeout_s,
                                  max_connections=16)
         self._whoami: tuple[float, dict[str, Any]] | None = None
+        # Pairwise's simulated Hugging Face labels every answer; what it serves is labelled too.
+        self.simulated = False
 
     @property
     def token(self) -> str:
@@ -94,6 +96,7 @@ class HuggingFaceClient:
             except httpx.HTTPError as exc:
                 last = f"could not be reached ({type(exc).__name__}: {exc})"
             else:
+                self.simulated = self.simulated or "x-simulated" in response.headers
                 if attempt and response.status_code in retried_passthrough:
                     raise _RetriedThen(response.status_code)
                 if response.is_success:

@@ -194,6 +194,7 @@ class HfLifecycle:
             self._paused(watch)
         if node is None:
             return
+        node.simulated = node.simulated or self.hf.client().simulated
         record = self.records.get(watch.name)
         if record is None:
             record = EndpointRecord.of(info, created=False)

@@ -121,7 +121,8 @@ class HfService:
     async def status(self) -> dict[str, Any]:
         if not self.signed_in:
             return {"signed_in": False, "message": NOT_SIGNED_IN}
-        return {"signed_in": True, **(await self.report()).to_json()}
+        report = (await self.report()).to_json()
+        return {"signed_in": True, **report, "simulated": self.client().simulated}
 
     async def require(self, namespace: str, permission: str) -> None:
         """Refuses, naming the missing permission, before a call HF would refuse with a bare 403."""

@@ -39,6 +39,8 @@ def shared_fact(node: RentedUpstream) -> dict[str, Any]:
         "online": state in ("eligible", "cold") or (eligible and state in ("paused", "starting")),
         "in_flight": node.in_flight, "capacity": node.capacity, "cold_start_s": node.decl.cold_start_s,
         "warning": node.warning,
+        # The simulated Hugging Face labels its answers; what it serves is labelled wherever it shows.
+        "simulated": node.simulated,
     }
 
 

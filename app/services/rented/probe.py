@@ -28,6 +28,10 @@ class ProbeResult:
     error: str | None = None
     tls_error: bool = False  # the certificate did not verify (a setup problem, not an outage)
     message: str | None = None  # the upstream's own words for a non-ready state
+    simulated: bool = False  # answered by Pairwise's simulated Hugging Face (it labels every answer)
+
+
+SIMULATED_HEADER = "x-simulated"
 
 
 def _state_of_503(message: str) -> str:
@@ -50,6 +54,7 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
                 return result  # the adapter knows its state; asking would not tell us more
             path = "/health"
             health = await client.get(base + path, headers=auth, timeout=PROBE_TIMEOUT_S)
+            result.simulated = SIMULATED_HEADER in health.headers
             if health.status_code in (401, 403):
                 result.credential_error = _refusal(label, health)
                 return result
@@ -62,6 +67,7 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
                 return result
             path = "/v1/models"
         response = await client.get(base + "/v1/models", headers=auth, timeout=PROBE_TIMEOUT_S)
+        result.simulated = result.simulated or SIMULATED_HEADER in response.headers
         if response.status_code in (401, 403):
             result.credential_error = _refusal(label, response)
             return result

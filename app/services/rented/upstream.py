@@ -85,6 +85,7 @@ class RentedUpstream(Upstream):
         self.block_reason: str | None = None
         self.budget_reason: str | None = None
         self.public = False
+        self.simulated = False
         self.last_error: str | None = None
         self.waking = 0
         self.probed_at = 0.0
@@ -206,6 +207,7 @@ class RentedUpstream(Upstream):
         result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token, self.hf_state,
                                       f"rented node {self.name}")
         self.probed_at = time.monotonic()
+        self.simulated = self.simulated or result.simulated
         self.last_error = result.error
         if result.credential_error:
             self.credential_error = result.credential_error

@@ -148,7 +148,8 @@ class NodeDetail(QWidget):
             self._show_lan(self.row)
 
     def _show_rented(self, row: dict[str, Any], own: bool) -> None:
-        self.title.setText(f"{row.get('name')} — Rented · off-LAN")
+        simulated = " (simulated Hugging Face)" if row.get("simulated") else ""
+        self.title.setText(f"{row.get('name')} — Rented · off-LAN{simulated}")
         self.subtitle.setText(f"{row.get('gpu') or 'GPU unknown'} at {row.get('provider')}, "
                               f"{fmt.price(row.get('price_per_hour'))}, sponsored by {row.get('sponsor')}. "
                               "Prompts served here leave your LAN.")

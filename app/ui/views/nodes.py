@@ -23,7 +23,8 @@ def row_cells(node: dict[str, Any]) -> list[str]:
         state = fmt.node_state(node)
         if node.get("hf_state") and node.get("hf_state") != state:
             state = f"{state} ({node['hf_state']})"
-        return [str(node.get("name")), str(node.get("label") or RENTED_LABEL), state, str(node.get("gpu") or "–"),
+        label = str(node.get("label") or RENTED_LABEL) + (" · simulated" if node.get("simulated") else "")
+        return [str(node.get("name")), label, state, str(node.get("gpu") or "–"),
                 models, fmt.price(node.get("price_per_hour")), str(node.get("provider") or "–"),
                 str(node.get("sponsor") or "–")]
     engines = ", ".join(f"{e.get('name')} ({e.get('api')})" for e in node.get("engines") or []) or "no engines"
