@@ -70,6 +70,8 @@ def table(raw: dict[str, Any]) -> str:
     paths, headers = PATHS + extra, HEADERS + extra
 
     def row(label: str, values: dict[str, Any], digits: int = 2, ratios: bool = True) -> None:
+        if all(v is None for v in values.values()):
+            return  # e.g. no warm samples in a short run
         pw = values.get("pairwise")
         rows.append([label, *(_fmt(values.get(p), digits) for p in PATHS),
                      _ratio(pw, values.get("direct")) if ratios else "–",
