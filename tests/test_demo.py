@@ -14,7 +14,6 @@ from tests.support.procs import REPO as REPO_ROOT
 from tests.support.procs import child_env, wait_until
 from tests.support.secret_service import require_secret_service
 
-
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
