@@ -123,7 +123,8 @@ def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str,
     rented_rows = list(rented) + [n for n in nodes if n.get("kind") == "rented" and n.get("name") not in own]
     if rented_rows:
         items.append(MenuItem(SEPARATOR))
-        items.append(MenuItem("Rented · off-LAN", enabled=False))
+        simulated = any(r.get("simulated") for r in rented_rows)
+        items.append(MenuItem("Rented · off-LAN" + (" (simulated)" if simulated else ""), enabled=False))
         for row in rented_rows:
             items.append(rented_entry(row, own=row.get("name") in own))
     items += [MenuItem(SEPARATOR), MenuItem("Add rented GPU…", action="add_rented"),

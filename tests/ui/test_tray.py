@@ -45,7 +45,7 @@ async def test_billing_then_paused_from_the_menu(sim: SimulatedHF, make_app: Any
     await until(lambda: app.tray.state == "billing", what="billing")
     menu = open_menu(app)
     assert menu[:5] == ["Pairwise — desk · idle", "-", "Nodes", "desk — online · this machine · 0 models", "-"]
-    assert menu[5] == "Rented · off-LAN"
+    assert menu[5] == "Rented · off-LAN (simulated)"
     title, children = menu[6]
     assert title.startswith("gpu — running · $") and title.endswith(" this session")
     assert children == ["$0.50/h · nvidia-t4 x1", "Pause", "Resume", "Details…"]

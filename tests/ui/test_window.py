@@ -28,13 +28,13 @@ async def test_node_list_and_rented_detail(sim: SimulatedHF, make_app: Any) -> N
     app.open_window()
     rows = table(app.window.node_list)
     assert rows[0][:3] == ["desk", "This machine", "online"] and rows[0][3] == "no engines"
-    assert rows[1] == ["gpu", "Rented · off-LAN", "eligible (running)", "nvidia-t4 x1", REPO, "$0.50/h",
+    assert rows[1] == ["gpu", "Rented · off-LAN · simulated", "eligible (running)", "nvidia-t4 x1", REPO, "$0.50/h",
                        "huggingface-endpoint", "desk"]
     assert app.window.node_list.horizontalHeaderItem(1).text() == "Kind"
 
     app.window.show_node("gpu")
     detail = app.window.detail
-    assert detail.title.text() == "gpu — Rented · off-LAN"
+    assert detail.title.text() == "gpu — Rented · off-LAN (simulated Hugging Face)"
     assert detail.fact_text("Hugging Face says") == "running: Endpoint is ready"
     assert detail.fact_text("Cost this session").startswith("$")
     assert detail.fact_text("Cost this month").startswith("$")

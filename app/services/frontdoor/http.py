@@ -50,8 +50,10 @@ async def write_result(request: web.Request, result: InferenceResult) -> web.Str
         await response.prepare(request)
         async for chunk in session.chunks():
             await response.write(chunk)
-        await response.write_eof()
+        # Everything was written: a caller that hangs up now (as soon as it read the last
+        # chunk) did not cancel anything.
         cancelled = False
+        await response.write_eof()
     except (ConnectionResetError, ConnectionError):
         pass
     finally:
