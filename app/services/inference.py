@@ -98,7 +98,9 @@ class StreamSession:
         if self._closed:
             return
         self._closed = True
-        if cancelled:
+        # A caller that hangs up once it has the final chunk (before the upstream closed its end)
+        # got the whole answer: that is a completed job, not a cancelled one.
+        if cancelled and not self.translator.finished_cleanly:
             self.state, self.error = "cancelled", "the caller went away mid-stream"
         try:
             await self.opened.aclose()

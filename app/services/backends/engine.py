@@ -11,7 +11,7 @@ import httpx
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text, open_stream
 from app.services.errors import UpstreamError
-from app.services.outbound import make_client
+from app.services.outbound import make_shards
 from app.services.translate.shapes import PATHS, Api
 from app.settings import EngineDecl
 
@@ -33,7 +33,7 @@ class EngineUpstream(Upstream):
         self.first_byte_timeout_s = decl.first_byte_timeout_s
         self.in_flight = 0
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
-        self._client = make_client(extra_ca=extra_ca, read_timeout_s=max(decl.first_byte_timeout_s, 300.0))
+        self._clients = make_shards(extra_ca=extra_ca, read_timeout_s=max(decl.first_byte_timeout_s, 300.0))
         self._models: list[ModelEntry] = []
         self.models_fetched_at = 0.0
         self.last_error: str | None = None
@@ -54,7 +54,7 @@ class EngineUpstream(Upstream):
     async def refresh_models(self) -> None:
         path = "/api/tags" if self.decl.api == "ollama" else "/v1/models"
         try:
-            response = await self._client.get(self.decl.url + path, headers=self._headers, timeout=10.0)
+            response = await self._clients.main.get(self.decl.url + path, headers=self._headers, timeout=10.0)
             if response.status_code != 200:
                 raise UpstreamError(f"engine {self.name} answered {response.status_code}: {error_text(response.content)}")
             data = response.json()
@@ -70,7 +70,7 @@ class EngineUpstream(Upstream):
     async def open(self, request: UpstreamRequest) -> Opened:
         url = self.decl.url + PATHS[self.decl.api][request.operation]
         opened = await open_stream(
-            self._client, "POST", url, json_body=request.body, headers=self._headers,
+            self._clients.pick(), "POST", url, json_body=request.body, headers=self._headers,
             first_byte_timeout_s=self.first_byte_timeout_s, label=f"engine {self.name}",
         )
         opened.serving_node, opened.serving_node_id, opened.engine = self.node_name, self.node_id, self.name
@@ -85,7 +85,7 @@ class EngineUpstream(Upstream):
         }
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._clients.aclose()
 
 
 def parse_model_list(api: Api, data: Any) -> list[ModelEntry]:

@@ -25,6 +25,7 @@ from app.services.cluster.identity import NodeIdentity, peer_hostname
 from app.services.cluster.tls import client_context
 from app.services.cluster.trust import PeerPin
 from app.services.errors import PairwiseError, UpstreamError
+from app.services.outbound import ClientShards, limits_per_shard
 
 API_PREFIX = "/cluster/v1"
 # A peer that refuses (403: it no longer pins us, or policy) may leave another owner able to serve.
@@ -45,12 +46,13 @@ class PeerClient:
         self.pin = pin
         self.hostname = peer_hostname(pin.node_id)
         self._self_headers = self_headers  # shared and kept current by the cluster
-        self._client = httpx.AsyncClient(
-            verify=client_context(identity, pin),
+        context = client_context(identity, pin)
+        self._clients = ClientShards(lambda: httpx.AsyncClient(
+            verify=context,
             timeout=httpx.Timeout(connect=5.0, read=None, write=30.0, pool=30.0),
-            limits=httpx.Limits(max_connections=256, max_keepalive_connections=16),
+            limits=limits_per_shard(),
             trust_env=False,
-        )
+        ))
 
     @property
     def label(self) -> str:
@@ -70,7 +72,7 @@ class PeerClient:
         """A small JSON call; any failure is a ``PeerError`` naming the peer and the reason."""
         url = url_for(self._address(address), path)
         try:
-            response = await self._client.request(
+            response = await self._clients.main.request(
                 method, url, json=body, headers=self._self_headers, timeout=timeout_s,
                 extensions=self._extensions())
         except httpx.HTTPError as exc:
@@ -90,10 +92,10 @@ class PeerClient:
         except PeerError as exc:
             raise UpstreamError(exc.message) from exc
         return await open_stream(
-            self._client, "POST", url, json_body=body, headers={**self._self_headers, **headers},
+            self._clients.pick(), "POST", url, json_body=body, headers={**self._self_headers, **headers},
             first_byte_timeout_s=first_byte_timeout_s, label=self.label,
             retry_statuses=RELAY_RETRY_STATUSES, extensions=self._extensions(),
         )
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._clients.aclose()

@@ -62,8 +62,7 @@ class HuggingFaceClient:
         self.tuning = tuning or HfTuning()
         self._token = token
         self._sleep = sleep
-        self._http = make_client(extra_ca=extra_ca, read_timeout_s=self.tuning.request_timeout_s,
-                                 max_connections=16)
+        self._http = make_client(extra_ca=extra_ca, read_timeout_s=self.tuning.request_timeout_s)
         self._whoami: tuple[float, dict[str, Any]] | None = None
         # Pairwise's simulated Hugging Face labels every answer; what it serves is labelled too.
         self.simulated = False

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
 from app.services.errors import UpstreamError
-from app.services.outbound import ca_files, make_client
+from app.services.outbound import ca_files, make_shards
 from app.services.rented.decl import LABEL, RentedDecl, check_url
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
 from app.services.secrets import redact
@@ -76,7 +76,7 @@ class RentedUpstream(Upstream):
         self.hooks = hooks
         self._token = token
         self._extra_ca = ca_files(*extra_ca, decl.ca_file)
-        self._client = make_client(extra_ca=self._extra_ca, read_timeout_s=max(decl.cold_start_s, 300.0))
+        self._clients = make_shards(extra_ca=self._extra_ca, read_timeout_s=max(decl.cold_start_s, 300.0))
         self.probed: list[ModelEntry] | None = None
         self.probe_state: str | None = None
         self.hf_state: str | None = None
@@ -204,7 +204,7 @@ class RentedUpstream(Upstream):
         """Refresh models, credential and public-endpoint flags without an inference call."""
         if not self.decl.url:
             return ProbeResult(error="no URL yet")
-        result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token, self.hf_state,
+        result = await probe_endpoint(self._clients.main, self._base(), self.decl.provider, self._token, self.hf_state,
                                       f"rented node {self.name}")
         self.probed_at = time.monotonic()
         self.simulated = self.simulated or result.simulated
@@ -268,7 +268,7 @@ class RentedUpstream(Upstream):
                 raise UpstreamError(f"{label} was not ready within its cold-start budget of "
                                     f"{self.decl.cold_start_s:g} s")
             try:
-                opened = await open_stream(self._client, "POST", url, json_body=body, headers=self._headers(remaining),
+                opened = await open_stream(self._clients.pick(), "POST", url, json_body=body, headers=self._headers(remaining),
                                            first_byte_timeout_s=remaining, label=label,
                                            retry_statuses=FAILOVER_STATUSES | {401, 403})
             except UpstreamError as exc:
@@ -299,4 +299,4 @@ class RentedUpstream(Upstream):
             word in text for word in WARMING_WORDS)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._clients.aclose()
