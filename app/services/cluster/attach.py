@@ -26,6 +26,7 @@ from app.services.cluster.peers import normalize_address
 from app.services.cluster.service import ClusterService
 from app.services.cluster.trust import PeerPin
 from app.services.errors import ConfigError
+from app.services.frontdoor.control import json_body
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -52,18 +53,6 @@ def pin_row(pin: PeerPin) -> dict[str, Any]:
             "paired_at": pin.paired_at.isoformat()}
 
 
-async def _body(request: web.Request) -> dict[str, Any]:
-    if not request.can_read_body:
-        return {}
-    try:
-        data = await request.json()
-    except ValueError as exc:
-        raise ConfigError(f"malformed JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError("the body must be a JSON object")
-    return data
-
-
 def _number(data: dict[str, Any], key: str, default: float | None) -> float | None:
     value = data.get(key, default)
     if value is None:
@@ -75,7 +64,7 @@ def _number(data: dict[str, Any], key: str, default: float | None) -> float | No
 
 def control_routes(cluster: ClusterService) -> list[tuple[str, str, Any]]:
     async def invite(request: web.Request) -> web.Response:
-        data = await _body(request)
+        data = await json_body(request)
         made = await cluster.require_pairing().invite(_number(data, "ttl_s", 300.0) or 300.0)
         return web.json_response({"pin": made.pin, "address": made.address,
                                   "expires_at": made.expires_at.isoformat()})
@@ -88,7 +77,7 @@ def control_routes(cluster: ClusterService) -> list[tuple[str, str, Any]]:
         return web.json_response(cluster.require_pairing().status())
 
     async def wait(request: web.Request) -> web.Response:
-        timeout_s = _number(await _body(request), "timeout_s", None)
+        timeout_s = _number(await json_body(request), "timeout_s", None)
         try:
             pin = await cluster.require_pairing().wait(timeout_s)
         except TimeoutError as exc:
@@ -96,7 +85,7 @@ def control_routes(cluster: ClusterService) -> list[tuple[str, str, Any]]:
         return web.json_response({"paired": pin_row(pin)})
 
     async def join(request: web.Request) -> web.Response:
-        data = await _body(request)
+        data = await json_body(request)
         address, pin = data.get("address"), data.get("pin")
         if not isinstance(address, str) or not isinstance(pin, str):
             raise ConfigError("join needs 'address' (HOST[:PORT]) and 'pin'")
@@ -114,7 +103,7 @@ def control_routes(cluster: ClusterService) -> list[tuple[str, str, Any]]:
         return web.json_response({"peers": cluster.peers.peer_rows(), "manual": cluster.peers.manual})
 
     async def peers_add(request: web.Request) -> web.Response:
-        address = (await _body(request)).get("address")
+        address = (await json_body(request)).get("address")
         if not isinstance(address, str):
             raise ConfigError("peers add needs 'address' (HOST:PORT of a paired node's cluster port)")
         normalized = normalize_address(address)

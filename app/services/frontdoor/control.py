@@ -12,13 +12,26 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from app.services.errors import PairwiseError
+from app.services.errors import ConfigError, PairwiseError
 
 if TYPE_CHECKING:
     from app.services.node import Node
 
 PREFIX = "/_pairwise/v1"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    """A control call's JSON object body ({} when there is none); a clear ConfigError otherwise."""
+    if not request.can_read_body:
+        return {}
+    try:
+        data = await request.json()
+    except ValueError as exc:
+        raise ConfigError(f"malformed JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError("the body must be a JSON object")
+    return data
 
 
 def error_response(exc: PairwiseError) -> web.Response:
@@ -42,15 +55,6 @@ def add_control_routes(app: web.Application, node: Node) -> None:
                 return error_response(exc)
 
         return wrapper
-
-    async def body_of(request: web.Request) -> dict[str, Any]:
-        try:
-            data = await request.json()
-        except ValueError as exc:
-            raise PairwiseError(f"malformed JSON: {exc}", title="Bad request") from exc
-        if not isinstance(data, dict):
-            raise PairwiseError("the body must be a JSON object", title="Bad request")
-        return data
 
     async def status(request: web.Request) -> web.Response:
         return web.json_response(node.status())
@@ -91,7 +95,7 @@ def add_control_routes(app: web.Application, node: Node) -> None:
         return web.json_response({"engines": node.engines.describe()})
 
     async def engines_add(request: web.Request) -> web.Response:
-        data = await body_of(request)
+        data = await json_body(request)
         credential = data.pop("token", None)
         described = await node.engines.add(data, credential)
         return web.json_response(described, status=201)

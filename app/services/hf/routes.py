@@ -4,25 +4,15 @@ The token arrives once (login) and is never sent back."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
 from app.services.errors import ConfigError, PairwiseError
+from app.services.frontdoor.control import json_body
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.service import HfService
 
 Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
-
-
-async def json_body(request: web.Request) -> dict[str, Any]:
-    try:
-        data = await request.json()
-    except ValueError as exc:
-        raise PairwiseError(f"malformed JSON: {exc}", title="Bad request") from exc
-    if not isinstance(data, dict):
-        raise PairwiseError("the body must be a JSON object", title="Bad request")
-    return data
 
 
 def hf_routes(hf: HfService) -> list[Route]:

@@ -19,19 +19,10 @@ from typing import Any
 from aiohttp import web
 
 from app.services.errors import ConfigError
+from app.services.frontdoor.control import json_body
 from app.services.rented.manager import RentedManager
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-async def _body(request: web.Request) -> dict[str, Any]:
-    try:
-        data = await request.json()
-    except ValueError as exc:
-        raise ConfigError(f"malformed JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError("the body must be a JSON object")
-    return data
 
 
 def _token(data: dict[str, Any]) -> str | None:
@@ -46,12 +37,12 @@ def control_routes(manager: RentedManager) -> list[tuple[str, str, Handler]]:
         return web.json_response({"rented": manager.list()})
 
     async def attach(request: web.Request) -> web.Response:
-        data = await _body(request)
+        data = await json_body(request)
         token = _token(data)
         return web.json_response(await manager.attach(data, token), status=201)
 
     async def apply(request: web.Request) -> web.Response:
-        data = await _body(request)
+        data = await json_body(request)
         token = _token(data)
         items = data.get("declarations")
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
@@ -62,7 +53,7 @@ def control_routes(manager: RentedManager) -> list[tuple[str, str, Handler]]:
         return web.json_response(manager.show(request.match_info["name"]))
 
     async def change(request: web.Request) -> web.Response:
-        data = await _body(request)
+        data = await json_body(request)
         token = _token(data)
         changes = data.get("changes") or {}
         if not isinstance(changes, dict):
