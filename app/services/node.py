@@ -77,6 +77,8 @@ class Node:
         self.start_hooks: list[StopHook] = []
         self.fact_providers: list[Callable[[], list[dict[str, Any]]]] = []
         self.shared_fact_providers: list[Callable[[], list[dict[str, Any]]]] = []  # rows peers may see
+        # Filled by a probe that may take a moment (nvidia-smi); until then, what the OS tells at once.
+        self.hardware: dict[str, Any] | None = None
         self.frontdoor_address = ""
         self.started_at = 0.0
         self._runner: web.AppRunner | None = None
@@ -180,7 +182,7 @@ class Node:
             "id": self.node_id, "name": self.name, "kind": "local", "online": True,
             "os": f"{platform.system()} {platform.release()}", "engines": self.engines.describe(),
             "models": models, "in_flight": sum(e.in_flight for e in self.engines.upstreams.values()),
-            "hardware": hardware_summary(),
+            "hardware": self.hardware or hardware_summary(),
         }
 
     def nodes(self) -> list[dict[str, Any]]:

@@ -108,6 +108,7 @@ class ClusterService:
     async def _probe_hardware(self) -> None:
         with contextlib.suppress(Exception):
             self.hardware = await probe_hardware()
+            self.node.hardware = self.hardware
 
     # -- hooks -----------------------------------------------------------------------------------------
 
