@@ -82,6 +82,10 @@ def test_sharing_off_then_on(node_factory: Any, tls_tiny_factory: Any) -> None:
         job = wait_until(lambda node=node: job_on(node), what=f"the job on {node.name}")
         assert job["off_lan"] is True and job["rented_node"] == "gpu" and job["serving_node"] == "gpu"
         assert job["origin_node"] == "B"
+    # The sponsor's meter prices the work; the origin's copy learns the same cost.
+    cost_on_a = wait_until(lambda: (job_on(a) or {}).get("cost_usd"), what="the cost on the sponsor")
+    assert cost_on_a > 0
+    wait_until(lambda: (job_on(b) or {}).get("cost_usd") == cost_on_a, what="the cost on the origin")
     assert wait_until(lambda: events.of("off_lan_prompt"), what="off_lan_prompt on B")[0]["job_id"] == job_id
     events.close()
 

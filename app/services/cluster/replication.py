@@ -73,7 +73,12 @@ class Replication:
     def on_local_change(self, job: Workload) -> None:
         """Called by the tracker on every change; cheap (no I/O) because it is on the request path."""
         if job.origin_node_id != self.my_id:
-            return  # a job we serve for a peer: its origin replicates it
+            # A job we serve for a peer: its origin replicates it. Only what the origin cannot know
+            # goes back to it: the cost of off-LAN work, which the sponsor's meter sets after the end.
+            origin = self.peers.peers.get(job.origin_node_id)
+            if job.cost_usd is not None and origin is not None and origin.online:
+                self._queue(origin.node_id, job.to_json())
+            return
         record = job.to_json()
         for peer in self.peers.peers.values():
             if peer.online:
@@ -122,6 +127,9 @@ class Replication:
     def receive(self, pin: PeerPin, records: list[Any]) -> dict[str, int]:
         stored = ignored = 0
         for raw in records[: MAX_BATCH * 2]:
+            if self._take_cost(raw, pin.node_id):
+                stored += 1
+                continue
             job = self._valid(raw, pin.node_id)
             if job is None or self._keep_mine(job):
                 ignored += 1
@@ -132,6 +140,32 @@ class Replication:
             else:
                 ignored += 1
         return {"stored": stored, "ignored": ignored}
+
+    def _take_cost(self, raw: Any, sender_id: str) -> bool:
+        """A cost note from the node that served one of our jobs: only ``cost_usd`` is taken."""
+        if not isinstance(raw, dict) or raw.get("origin_node_id") != self.my_id:
+            return False
+        if not isinstance(raw.get("id"), str):
+            return False
+        cost = raw.get("cost_usd")
+        job = self.node.jobs.get(raw["id"])
+        if job is None or not isinstance(cost, (int, float)) or cost < 0:
+            return False
+        if not self._served_by(sender_id, job.serving_node_id):
+            return False
+        if job.cost_usd != cost:
+            job.cost_usd = float(cost)
+            self.node.tracker.updated(job)
+        return True
+
+    def _served_by(self, sender_id: str, serving_id: str | None) -> bool:
+        """Did ``sender_id`` serve the job: itself, or through a rented node it sponsors?"""
+        if serving_id == sender_id:
+            return True
+        if serving_id is None:
+            return False
+        rows = self.node.nodes() if hasattr(self.node, "nodes") else []
+        return any(row.get("id") == serving_id and row.get("sponsor_id") == sender_id for row in rows)
 
     def _valid(self, raw: Any, sender_id: str) -> Workload | None:
         if not isinstance(raw, dict) or raw.get("origin_node_id") != sender_id:
@@ -146,11 +180,12 @@ class Replication:
             return None
 
     def _keep_mine(self, job: Workload) -> bool:
-        """A job we served for its origin: our own record stays (requester = the origin node)."""
-        if job.serving_node_id != self.my_id:
+        """A job we served for its origin (ourselves or through a rented node we sponsor): our own
+        record stays (requester = the origin node; our meter's cost)."""
+        if not self._served_by(self.my_id, job.serving_node_id):
             return False
         existing = self.node.jobs.get(job.id)
-        return existing is not None and existing.serving_node_id == self.my_id
+        return existing is not None and self._served_by(self.my_id, existing.serving_node_id)
 
     # -- silence ---------------------------------------------------------------------------------------
 

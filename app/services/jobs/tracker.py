@@ -43,6 +43,10 @@ class JobTracker:
         job.prompt_tokens, job.completion_tokens = prompt_tokens, completion_tokens
         self._changed(job, "workload_finished")
 
+    def updated(self, job: Workload) -> None:
+        """A finished job learned something more (its cost): store, tell and replicate it."""
+        self._changed(job, "workload_updated")
+
     def _changed(self, job: Workload, kind: str) -> None:
         self.store.save(job)
         self.bus.publish(kind, job=job.to_json())
