@@ -121,7 +121,7 @@ def test_ineligible_states_are_refused_with_reasons(make_rented: object) -> None
     rented.credential_error = None
     rented.set_hf_state("paused")
     [(_, reason)] = build_plan(MODEL, [rented]).refused
-    assert reason == "paused: paused (wake on request is off)"
+    assert reason == "paused on the provider; wake on request is off"
     rented.set_hf_state("failed", "Endpoint failed to deploy")
     assert build_plan(MODEL, [rented]).refused == [("hf", "unhealthy: Endpoint failed to deploy")]
     rented.set_hf_state("initializing")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import openai
 
 from tests.rented.conftest import TOKEN
@@ -48,6 +49,9 @@ def test_sharing_off_then_on(node_factory: Any, tls_tiny_factory: Any) -> None:
     assert row["policy"] == "when-no-local-node" and row["eligible"] is True
     assert "url" not in row and tiny.url not in str(row)
 
+    # B's model lists show only what B's callers may use.
+    assert "rented-model" not in [m["id"] for m in httpx.get(f"{b.url}/v1/models", timeout=10).json()["data"]]
+
     # Sharing off: B's request is refused, naming the rented node and saying sharing is off.
     try:
         with ask(b):
@@ -70,6 +74,7 @@ def test_sharing_off_then_on(node_factory: Any, tls_tiny_factory: Any) -> None:
             return None  # B's inventory of A may lag a poll behind the facts
 
     headers, chunks = wait_until(served, what="B's request to be served")
+    assert "rented-model" in [m["id"] for m in httpx.get(f"{b.url}/v1/models", timeout=10).json()["data"]]
     assert headers["x-pairwise-off-lan"] == "gpu" and headers["x-pairwise-node"] == "gpu"
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     job_id = headers["x-pairwise-job"]

@@ -44,7 +44,10 @@ def ollama_model_row(name: str, details: dict[str, Any]) -> dict[str, Any]:
 def add_inventory_routes(app: web.Application, node: Node) -> None:
     def merged() -> list[tuple[str, dict[str, Any], list[str]]]:
         rows = []
-        for _canonical, owners in sorted(node.registry.inventory().items()):
+        for _canonical, all_owners in sorted(node.registry.inventory().items()):
+            owners = [(u, e) for u, e in all_owners if getattr(u, "listed", True)]
+            if not owners:
+                continue
             first_upstream, first_entry = owners[0]
             where = sorted({u.display_name() for u, _ in owners})
             rows.append((first_entry.name, first_entry.details, where))

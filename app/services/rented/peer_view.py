@@ -46,6 +46,11 @@ class PeerRentedView(Upstream):
     def display_name(self) -> str:
         return self.node_name
 
+    @property
+    def listed(self) -> bool:
+        """Model lists here show only what callers here may use: not an unshared node's models."""
+        return bool(self.fact.get("shared"))
+
     def policy(self) -> str | None:
         return str(self.fact.get("policy") or "when-no-local-node")
 

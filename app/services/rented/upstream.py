@@ -152,8 +152,8 @@ class RentedUpstream(Upstream):
             return "ineligible", self.budget_reason
         base = HF_STATES.get(self.hf_state or "", None) if self.hf_state else self.probe_state
         if base == "paused":
-            wake = "wakes on request" if self.can_wake() else "wake on request is off"
-            return "paused", f"paused ({wake})"
+            wake = "it wakes on request" if self.can_wake() else "wake on request is off"
+            return "paused", f"paused on the provider; {wake}"
         if base == "starting":
             return "starting", f"starting on the provider ({self.hf_state}); not ready yet"
         if base == "unhealthy":
@@ -177,7 +177,9 @@ class RentedUpstream(Upstream):
             return None
         if state in ("paused", "starting") and (self.waking or self.can_wake()):
             return None
-        return reason if state == "ineligible" else f"{state}: {reason}"
+        if state in ("ineligible", "paused"):
+            return reason  # already says what it is
+        return f"{state}: {reason}"
 
     def ineligible_reason_for(self, caller: Any) -> str | None:
         """As ``ineligible_reason``, for one caller (an ``inference.Caller``): sharing and off-LAN rules."""
