@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from app.services.clock import awake_clock
 from app.services.errors import PairwiseError
 from app.services.events import EventBus
 from app.services.hf.billing import BilledMinutes
@@ -50,7 +51,7 @@ SAVE_ACTIVITY_EVERY_S = 5.0
 
 class HfLifecycle:
     def __init__(self, hf: HfService, manager: RentedManager, records: EndpointRecords, bus: EventBus, *,
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = time.time) -> None:
         self.hf, self.manager, self.records, self.bus = hf, manager, records, bus
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall
