@@ -1,10 +1,11 @@
 """Workload history in SQLite, in the node's home.
 
-Changes are written right after the loop step that made them (write-behind, so
-no commit sits on the way to a caller's first byte; measured in bench/README.md),
-in WAL mode with synchronous=NORMAL, which is durable across a process kill. A node
-killed with SIGKILL keeps its history; at most the changes of the step it was
-killed in (milliseconds) are lost. Records from peers are upserted by id and only when
+Changes are written in one transaction at most FLUSH_DELAY_S after they are made
+(write-behind: no commit sits on the way to a caller's first byte, and the three
+changes of one request become one row write; measured in bench/README.md), in WAL
+mode with synchronous=NORMAL, which is durable across a process kill. A node killed
+with SIGKILL keeps its history; at most the last FLUSH_DELAY_S of changes are lost.
+Every read writes pending changes first. Records from peers are upserted by id and only when
 newer, so replicated events arriving twice or out of order are harmless.
 """
 
@@ -39,6 +40,9 @@ _UPSERT = (
 )
 
 
+FLUSH_DELAY_S = 0.05
+
+
 class JobStore:
     def __init__(self, path: Path) -> None:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -58,7 +62,7 @@ class JobStore:
         if self._flush_scheduled:
             return
         try:
-            asyncio.get_running_loop().call_soon(self.flush)
+            asyncio.get_running_loop().call_later(FLUSH_DELAY_S, self.flush)
         except RuntimeError:  # no loop (CLI, tests): write now
             self.flush()
             return
