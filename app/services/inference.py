@@ -24,6 +24,7 @@ from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
+from app.services.secrets import redact
 from app.services.translate.bodies import translate_body, usage_of
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import StreamTranslator, make_stream_translator
@@ -192,7 +193,8 @@ class InferenceService:
             raw = opened.first_chunk + b"".join([c async for c in opened.rest])
             await opened.aclose()
             upstream.in_flight -= 1
-            message = f"{upstream.display_name()} refused the request: {error_text(raw)}"
+            scrub = getattr(upstream, "scrub", redact)  # a rented node's URL and host stay out of errors
+            message = f"{upstream.display_name()} refused the request: {scrub(error_text(raw))}"
             self.tracker.finish(job, "failed", error=message)
             return json_result(opened.status, error_body(api, message, status=opened.status), headers)
 

@@ -71,3 +71,33 @@ async def test_loopback_middleware(peer: tuple[str, int], allowed: bool) -> None
     else:
         assert response.status == 403
         assert "192.168.1.20 is not a loopback address" in (response.text or "")
+
+
+@pytest.mark.parametrize(("headers", "allowed"), [
+    ({"Host": "127.0.0.1:11434"}, True),
+    ({"Host": "localhost:11434", "Origin": "http://localhost:3000"}, True),
+    ({"Host": "[::1]:11434", "Origin": "app://obsidian.md"}, True),
+    ({"Host": "127.0.0.1:11434", "Origin": "https://evil.example"}, False),
+    ({"Host": "127.0.0.1:11434", "Origin": "null"}, False),
+    ({"Host": "evil.example:11434"}, False),  # DNS rebinding: a site's name resolving to 127.0.0.1
+])
+async def test_browser_pages_and_rebinding_are_refused(headers: dict[str, str], allowed: bool) -> None:
+    request = make_mocked_request("POST", "/api/chat", headers=headers, transport=_FakeTransport(("127.0.0.1", 5000)))
+
+    async def handler(_: web.Request) -> web.Response:
+        return web.Response(text="served")
+
+    response = await loopback_only(request, handler)
+    assert isinstance(response, web.Response)
+    if allowed:
+        assert response.text == "served"
+    else:
+        assert response.status == 403 and "refused" in (response.text or "")
+
+
+def test_a_browser_origin_is_refused_over_a_real_socket(two_engines: TwoEngines) -> None:
+    url = two_engines.node.url + "/v1/chat/completions"
+    body = {"model": "oa-model", "messages": [{"role": "user", "content": "hi"}]}
+    refused = httpx.post(url, json=body, headers={"Origin": "https://evil.example"}, timeout=10)
+    assert refused.status_code == 403 and "https://evil.example" in refused.json()["error"]["message"]
+    assert httpx.post(url, json=body, timeout=10).status_code == 200

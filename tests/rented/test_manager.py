@@ -151,3 +151,33 @@ async def test_endpoint_without_url_needs_a_resolver(setup: dict[str, Any], tls_
     manager.hooks.resolvers.append(resolve)
     row = await manager.attach(data, TOKEN)
     assert row["gpu"] == "1x L4" and row["url"] == tls_tiny.url and row["cold_start_s"] == 600
+
+
+async def test_a_budget_without_a_price_is_refused_not_ignored(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    manager: RentedManager = setup["manager"]
+    row = await manager.attach(decl(tls_tiny, price_per_hour=None, budget={"usd_per_day": 2}), TOKEN)
+    assert (row["state"], row["eligible"]) == ("ineligible", False)
+    assert "price per hour is unknown" in row["reason"] and "--price-per-hour" in row["reason"]
+    row = await manager.set("gpu", {"price_per_hour": 1.8})
+    assert row["state"] == "eligible"
+
+
+async def test_sponsor_exit_pauses_every_node_at_once_and_wakes_none(setup: dict[str, Any],
+                                                                      tls_tiny: TlsTiny) -> None:
+    manager: RentedManager = setup["manager"]
+    for name in ("one", "two", "three"):
+        await manager.attach(decl(tls_tiny, name=name, lifecycle={"managed": True}), TOKEN)
+    running: list[str] = []
+    paused: list[str] = []
+    overlapped = asyncio.Event()
+
+    async def slow_pause(node: RentedUpstream) -> None:
+        running.append(node.name)
+        if len(running) == 3:
+            overlapped.set()
+        await asyncio.wait_for(overlapped.wait(), 2)  # returns only if all three pauses run together
+        paused.append(node.name)
+
+    manager.hooks.on_sponsor_exit.append(slow_pause)
+    await manager.on_sponsor_exit()
+    assert sorted(paused) == ["one", "three", "two"] and manager.exiting

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -32,12 +33,58 @@ def api_of_path(path: str) -> Api:
     return "openai" if path.startswith("/v1/") else "ollama"
 
 
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host_of(value: str) -> str:
+    """The host part of a Host header or an Origin URL, lower-cased, without port or brackets."""
+    value = value.strip().lower()
+    if "://" in value:
+        value = urlsplit(value).netloc
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def is_local_name(host: str) -> bool:
+    return host in LOCAL_NAMES or host.endswith(".localhost") or is_loopback(host)
+
+
+def refusal(request: web.Request) -> str | None:
+    """Why a request may not use the front door, or None.
+
+    Loopback callers only; and because a web page in a local browser is a loopback caller too,
+    a request a browser made for another site (an Origin that is not this machine) is refused,
+    as is a Host that is not a local name (DNS rebinding: evil.example resolving to 127.0.0.1)."""
+    if not is_loopback(request.remote):
+        return (f"refused: the front door answers callers on this machine only, and {request.remote} is not "
+                "a loopback address; other machines reach this node through the paired cluster port")
+    host = request.headers.get("Host")
+    if host is not None and not is_local_name(_host_of(host)):
+        return f"refused: Host {host!r} is not this machine (a page on another site cannot use the front door)"
+    origin = request.headers.get("Origin")
+    if origin is not None and not origin_allowed(origin):
+        return f"refused: a page from {origin} may not use the front door (only apps on this machine may)"
+    return None
+
+
+# Desktop apps built on web views send these origins (the same list Ollama allows by default).
+APP_SCHEMES = frozenset({"app", "file", "tauri", "vscode-webview", "vscode-file"})
+
+
+def origin_allowed(origin: str) -> bool:
+    scheme = urlsplit(origin.strip().lower()).scheme
+    if scheme in APP_SCHEMES:
+        return True
+    # "null" (sandboxed frames, data: pages) has no host and is refused like any other site.
+    return scheme in ("http", "https") and is_local_name(_host_of(origin))
+
+
 @web.middleware
 async def loopback_only(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if not is_loopback(request.remote):
-        message = (f"refused: the front door answers callers on this machine only, and {request.remote} is not "
-                   "a loopback address; other machines reach this node through the paired cluster port")
-        return shaped_error(api_of_path(request.path), 403, message)
+    reason = refusal(request)
+    if reason is not None:
+        return shaped_error(api_of_path(request.path), 403, reason)
     return await handler(request)
 
 

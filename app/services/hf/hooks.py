@@ -47,6 +47,8 @@ class HfHooks:
         life = node.decl.lifecycle
         if not (life.managed and life.wake_on_request) or watch.hf_state != "paused":
             return
+        if lc.manager.exiting:
+            raise UpstreamError(f"rented node {node.name} is paused and the sponsor is stopping: not woken")
         async with watch.lock:
             if watch.hf_state != "paused":
                 return

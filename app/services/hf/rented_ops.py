@@ -104,8 +104,11 @@ class HfRented:
             self.records.forget(plan["name"])
             try:
                 await client.delete_endpoint(plan["namespace"], plan["endpoint"])
-            except HfError:
-                pass
+            except HfError as cleanup:
+                # Say so loudly: a GPU nobody manages may be billing.
+                raise HfError(f"created endpoint {plan['namespace']}/{plan['endpoint']} but could not attach it, "
+                              f"and deleting it failed ({cleanup.message}): delete or pause it on Hugging Face "
+                              "now, it may be billing") from cleanup
             raise
         node = self.manager.get(plan["name"])
         watch = self.lifecycle.watch_of(node)

@@ -61,6 +61,7 @@ class RentedManager:
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
         self.hooks.began = self._began
+        self.exiting = False  # set when the sponsor stops: no wake-on-request any more
         # Where a node without a token of its own may borrow one (the signed-in HF account for
         # Hugging Face providers); the token stays in the keyring under its own key.
         self.fallback_tokens: list[Callable[[RentedDecl], str | None]] = []
@@ -95,9 +96,14 @@ class RentedManager:
             await node.aclose()
 
     async def on_sponsor_exit(self) -> None:
-        for node in list(self.nodes.values()):
-            if node.decl.lifecycle.pause_on_sponsor_exit and node.decl.lifecycle.managed:
-                await self.hooks.run_each(self.hooks.on_sponsor_exit, node, "on_sponsor_exit")
+        # From here on nothing wakes a rented node (a request still in the door must not resume
+        # what we are pausing), and every node is paused at once, so one slow pause does not eat
+        # the time of the others.
+        self.exiting = True
+        pausing = [node for node in self.nodes.values()
+                   if node.decl.lifecycle.pause_on_sponsor_exit and node.decl.lifecycle.managed]
+        await asyncio.gather(*(self.hooks.run_each(self.hooks.on_sponsor_exit, node, "on_sponsor_exit")
+                               for node in pausing), return_exceptions=True)
 
     async def _refresh_loop(self) -> None:
         while True:

@@ -150,6 +150,11 @@ class RentedUpstream(Upstream):
             return "ineligible", self.block_reason
         if self.budget_reason:
             return "ineligible", self.budget_reason
+        budget = self.decl.budget
+        if self.decl.price_per_hour is None and (budget.usd_per_day is not None or budget.usd_per_month is not None):
+            # A cap that cannot be counted is no cap: refuse rather than bill blind.
+            return "ineligible", ("a budget is set but the price per hour is unknown; "
+                                  f"set it with 'pairwise rented set {self.name} --price-per-hour USD'")
         base = HF_STATES.get(self.hf_state or "", None) if self.hf_state else self.probe_state
         if base == "paused":
             wake = "it wakes on request" if self.can_wake() else "wake on request is off"
