@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
 
 log = logging.getLogger(__name__)
-REFRESH_EVERY_S = 30.0
+REFRESH_EVERY_S = float(os.environ.get("PAIRWISE_RENTED_REFRESH_S", "30"))
 START_PROBE_WAIT_S = 5.0
 # Fields whose change needs a new HTTP client or a new probe.
 _CONNECTION_FIELDS = ("url", "ca_file", "provider")

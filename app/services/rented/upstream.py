@@ -211,6 +211,11 @@ class RentedUpstream(Upstream):
         """Refresh models, credential and public-endpoint flags without an inference call."""
         if not self.decl.url:
             return ProbeResult(error="no URL yet")
+        if self.decl.provider == "huggingface-endpoint" and self.probed is not None and self.hf_state is not None:
+            # Its state comes from the management API. Another call to its routes would count as
+            # traffic: it would keep HF's scale-to-zero (the backstop) from ever starting, and
+            # wake the endpoint if it scaled to zero since the last poll.
+            return ProbeResult()
         result = await probe_endpoint(self._clients.main, self._base(), self.decl.provider, self._token, self.hf_state,
                                       f"rented node {self.name}")
         self.probed_at = time.monotonic()
