@@ -43,6 +43,23 @@ def test_sigkill_then_next_start_pauses(sim_factory: Any, node_factory: Any) -> 
     assert "left running while the sponsor was down" in log
 
 
+def test_sigkill_then_a_start_while_hf_is_unreachable_still_pauses(sim_factory: Any, node_factory: Any) -> None:
+    """The first look at HF after the restart fails (network not up yet); the decision waits for it."""
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
+    node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_HF_RETRIES="1")
+    create(node, "gpu", *L4)
+    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    node.kill()
+    sim.control("POST", "/_sim/faults", {"target": "management", "kind": "500", "count": 6})
+    node.start()
+    log = node.home / "logs" / "node.log"
+    # Read the log, not HF: a test call to HF would take the faults meant for the node.
+    wait_until(lambda: "left running while the sponsor was down" in log.read_text(), timeout=30,
+               what="the decision once HF answers")
+    assert log.read_text().count("answered 500") >= 2  # the first looks at HF did fail
+    wait_until(lambda: hf_state(sim, "gpu") == "paused", timeout=30, what="the endpoint paused")
+
+
 def test_pause_on_exit_is_bounded_and_owed(sim_factory: Any, node_factory: Any) -> None:
     """HF not answering at exit: the node still stops (bounded); the next start pauses it."""
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)

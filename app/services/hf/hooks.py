@@ -93,6 +93,11 @@ class HfHooks:
     async def _reconcile(self, watch: Watch) -> None:
         lc = self.lifecycle
         await lc.poll(watch)
+        # HF not answering yet (the network comes up after us at login): keep asking, since an
+        # endpoint a crash left running bills until this decision is made.
+        while watch.hf_state is None and watch.error is not None and watch.name in lc.manager.nodes:
+            await asyncio.sleep(lc.tuning.poll_starting_s)
+            await lc.poll(watch)
         node = lc.manager.nodes.get(watch.name)
         # Scaled to zero counts too: it still holds GPU quota and any caller with a token wakes it.
         if node is None or not node.decl.lifecycle.managed or watch.hf_state not in PAUSABLE_IDLE:

@@ -229,6 +229,7 @@ class HfLifecycle:
     def _deleted(self, watch: Watch) -> None:
         watch.next_poll = self.clock() + self.tuning.poll_steady_s
         watch.hf_state = None
+        watch.error = None  # HF answered: there is nothing there
         watch.billing.observe(None, self.clock())
         watch.pause_reason = None  # nothing left to pause
         node = self.manager.nodes.get(watch.name)
