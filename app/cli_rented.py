@@ -58,11 +58,7 @@ def register(sub: Any) -> None:
     change.add_argument("--use", choices=POLICIES)
     change.add_argument("--cold-start-s", type=float)
     change.add_argument("--managed", choices=ON_OFF)
-    change.add_argument("--idle-pause-min", type=float)
-    change.add_argument("--budget-usd-per-day", type=float)
-    change.add_argument("--budget-usd-per-month", type=float)
-    change.add_argument("--wake-on-request", choices=ON_OFF)
-    change.add_argument("--pause-on-exit", choices=ON_OFF)
+    add_cost_controls(change)
     change.add_argument("--allow-model", action="append", help="allowlist a model (repeatable); 'none' clears it")
     change.add_argument("--model", action="append", help="declared models (repeatable); 'none' clears them")
     change.add_argument("--gpu")
@@ -76,6 +72,15 @@ def register(sub: Any) -> None:
     detach.add_argument("name")
 
     parser.set_defaults(handler=run)
+
+
+def add_cost_controls(parser: argparse.ArgumentParser) -> None:
+    """The lifecycle and budget flags, the same on `rented set` and `rented create`."""
+    parser.add_argument("--idle-pause-min", type=float, help="pause after this many minutes without work")
+    parser.add_argument("--budget-usd-per-day", type=float)
+    parser.add_argument("--budget-usd-per-month", type=float)
+    parser.add_argument("--wake-on-request", choices=ON_OFF)
+    parser.add_argument("--pause-on-exit", choices=ON_OFF)
 
 
 def attach_body(args: argparse.Namespace) -> dict[str, Any]:

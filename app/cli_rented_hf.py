@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from app.cli_common import home_of, on_off, print_json
-from app.cli_rented import ON_OFF, TIMEOUT_S, report
+from app.cli_rented import TIMEOUT_S, add_cost_controls, report
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
 from app.services.hf.models import ENGINES
@@ -50,11 +50,7 @@ def add_commands(rsub: Any) -> None:
     create.add_argument("--share", action="store_true", help="share with the cluster (off by default)")
     create.add_argument("--use", choices=POLICIES)
     create.add_argument("--cold-start-s", type=float)
-    create.add_argument("--wake-on-request", choices=ON_OFF)
-    create.add_argument("--idle-pause-min", type=float)
-    create.add_argument("--pause-on-exit", choices=ON_OFF)
-    create.add_argument("--budget-usd-per-day", type=float)
-    create.add_argument("--budget-usd-per-month", type=float)
+    add_cost_controls(create)
     create.add_argument("--yes", action="store_true", help="create without asking")
     create.add_argument("--json", action="store_true")
     create.set_defaults(handler=cmd_create)

@@ -18,7 +18,7 @@ from app.simulator.ca import client_ssl_context, generate_tls, server_ssl_contex
 from app.tinymodel import TinyModelOptions
 from app.tinymodel.wire import STATE_KEY, TinyState
 from tests.rented.tls_tiny import WARM, build
-from tests.support.procs import REPO, child_env, read_json_line
+from tests.support.procs import REPO, child_env, read_json_line, stop_process
 
 TOKEN = "rented-test-token-0123456789abcdef"  # long enough to grep for; not shaped like an HF token
 
@@ -78,14 +78,7 @@ class TlsTinyProc:
 
     def stop(self) -> None:
         self._client.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        if self.proc.stdout:
-            self.proc.stdout.close()
+        stop_process(self.proc)
 
 
 @pytest.fixture

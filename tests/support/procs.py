@@ -49,6 +49,19 @@ def read_json_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> dict[s
     raise AssertionError("process did not print its ready line")
 
 
+def stop_process(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM, a few seconds to go, then SIGKILL; its stdout pipe closed."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    if proc.stdout:
+        proc.stdout.close()
+
+
 class TinyProc:
     """The tiny model server in its own process."""
 
@@ -64,14 +77,7 @@ class TinyProc:
         return httpx.get(f"{self.url}/_tiny/stats", timeout=5).json()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        if self.proc.stdout:
-            self.proc.stdout.close()
+        stop_process(self.proc)
 
 
 class NodeProc:
