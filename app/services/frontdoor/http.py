@@ -4,32 +4,21 @@ and the cluster relay."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from aiohttp import web
 
+from app.services.frontdoor.body import BodyError, parse_json_object, read_body
 from app.services.inference import InferenceResult
 from app.services.translate.shapes import Api, error_body
 
 
 async def read_json_body(request: web.Request, api: Api, max_bytes: int) -> dict[str, Any] | web.Response:
-    """The request's JSON object, or a shaped error response that says what is wrong."""
-    if request.content_length is not None and request.content_length > max_bytes:
-        return shaped_error(api, 413, f"request body of {request.content_length} bytes exceeds the {max_bytes}-byte limit")
+    """The request's JSON object, read to its end, or a shaped error response that says what is wrong."""
     try:
-        raw = await request.content.read(max_bytes + 1)
-    except (ConnectionError, asyncio.IncompleteReadError):
-        return shaped_error(api, 400, "the request body could not be read")
-    if len(raw) > max_bytes:
-        return shaped_error(api, 413, f"request body exceeds the {max_bytes}-byte limit")
-    try:
-        body = json.loads(raw) if raw else None
-    except ValueError as exc:
-        return shaped_error(api, 400, f"malformed JSON in request body: {exc}")
-    if not isinstance(body, dict):
-        return shaped_error(api, 400, "the request body must be a JSON object")
-    return body
+        return parse_json_object(await read_body(request, max_bytes))
+    except BodyError as exc:
+        return shaped_error(api, exc.status, exc.message)
 
 
 def shaped_error(api: Api, status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:

@@ -1,0 +1,33 @@
+"""Large prompts sent to beta's front door reach alpha's engine whole through alpha's peer relay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.cluster.relay_duo import RelayDuo, start_relay_duo
+from tests.node.test_request_bodies import SIZES, chat_body, prompt_of
+from tests.support.rawhttp import Mode, socket_post, urllib_post
+
+
+@pytest.fixture(scope="module")
+def duo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RelayDuo]:
+    yield from start_relay_duo(tmp_path_factory.mktemp("relay-bodies"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("mode", ["one_write", "pieces", "chunked"])
+def test_prompt_crosses_the_relay_whole(duo: RelayDuo, size: str, mode: Mode) -> None:
+    prompt = prompt_of(SIZES[size])
+    status, answer = socket_post(duo.origin.url, "/api/chat", chat_body("oa-model", prompt), mode)
+    assert status == 200, answer
+    assert answer["done"] is True
+    assert duo.openai_engine.stats()["last_body"]["messages"][0]["content"] == prompt
+
+
+def test_urllib_prompt_crosses_the_relay_whole(duo: RelayDuo) -> None:
+    prompt = prompt_of(SIZES["2MB"])
+    status, answer = urllib_post(duo.origin.url, "/v1/chat/completions", chat_body("ol-model", prompt), chunked=True)
+    assert status == 200, answer
+    assert duo.ollama_engine.stats()["last_body"]["messages"][0]["content"] == prompt
