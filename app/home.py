@@ -12,7 +12,9 @@ import platformdirs
 
 def resolve_home(explicit: str | None) -> Path:
     """--home wins, then PAIRWISE_HOME, then the platform's user data dir."""
-    chosen = explicit or os.environ.get("PAIRWISE_HOME")
+    from app.environment import environment
+
+    chosen = explicit or environment().home
     if chosen:
         return Path(chosen).expanduser().resolve()
     return Path(platformdirs.user_data_dir("pairwise", appauthor=False))

@@ -8,14 +8,14 @@ the OS keyring (see ``app.services.secrets``).
 from __future__ import annotations
 
 import json
-import os
 import socket
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.environment import Environment, environment
 from app.home import write_private
 from app.services.errors import ConfigError
 
@@ -51,6 +51,10 @@ class EngineDecl(_Model):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("engine URL must be http:// or https:// with a host")
+        if parts.username is not None or parts.password is not None:
+            # settings.json is not a credential store, and `engines list` prints URLs.
+            raise ValueError("engine URL must not carry a user name or password; give the engine's "
+                             "credential with --token-stdin (it is kept in the OS keyring)")
         return value.rstrip("/")
 
 
@@ -88,11 +92,21 @@ def parse_host_port(value: str, *, default_port: int | None = None) -> tuple[str
         raise ConfigError(f"{value!r} is not HOST:PORT (port must be a number)") from exc
 
 
-class SettingsStore:
-    """Loads and saves NodeSettings; the environment overrides a few fields."""
+# A field the environment overrode: (path, value from the environment, value the user set).
+Override = tuple[tuple[str, ...], Any, Any]
 
-    def __init__(self, path: Path) -> None:
+
+class SettingsStore:
+    """Loads and saves NodeSettings.
+
+    The environment overrides a few fields for the running node only: ``load`` remembers what
+    the user had set under each override, and ``save`` writes that back, never the override
+    (a node started once with PAIRWISE_HF_*_URL must not keep using those URLs without it)."""
+
+    def __init__(self, path: Path, env: Environment | None = None) -> None:
         self.path = path
+        self.env = env
+        self.overrides: list[Override] = []
 
     def load(self) -> NodeSettings:
         if self.path.exists():
@@ -102,25 +116,36 @@ class SettingsStore:
                 raise ConfigError(f"{self.path} is not valid settings: {exc}") from exc
         else:
             settings = NodeSettings()
-        return apply_environment(settings)
+        self.overrides = apply_environment(settings, self.env or environment())
+        return settings
 
     def save(self, settings: NodeSettings) -> None:
         data = settings.model_dump(mode="json")
+        for path, from_env, user_value in self.overrides:
+            holder = data
+            for key in path[:-1]:
+                holder = holder[key]
+            # Changed since start (the user set it in the running node): that is the user's now.
+            if holder.get(path[-1]) == from_env:
+                holder[path[-1]] = user_value
         write_private(self.path, json.dumps(data, indent=2).encode())
 
 
-def apply_environment(settings: NodeSettings) -> NodeSettings:
-    env = os.environ
-    if env.get("PAIRWISE_CA_FILE"):
-        settings.ca_file = env["PAIRWISE_CA_FILE"]
-    if env.get("PAIRWISE_MDNS", "").lower() in ("off", "0", "false", "no"):
-        settings.mdns = False
-    for field, var in (
-        ("endpoints", "PAIRWISE_HF_ENDPOINTS_URL"),
-        ("hub", "PAIRWISE_HF_HUB_URL"),
-        ("catalog", "PAIRWISE_HF_CATALOG_URL"),
-        ("router", "PAIRWISE_HF_ROUTER_URL"),
-    ):
-        if env.get(var):
-            setattr(settings.hf, field, env[var].rstrip("/"))
-    return settings
+def apply_environment(settings: NodeSettings, env: Environment) -> list[Override]:
+    """Apply the environment's overrides to ``settings``; returns what each replaced."""
+    overrides: list[Override] = []
+
+    def override(path: tuple[str, ...], value: Any) -> None:
+        holder: Any = settings
+        for key in path[:-1]:
+            holder = getattr(holder, key)
+        overrides.append((path, value, getattr(holder, path[-1])))
+        setattr(holder, path[-1], value)
+
+    if env.ca_file:
+        override(("ca_file",), env.ca_file)
+    if env.mdns_off:
+        override(("mdns",), False)
+    for name, url in env.hf_urls().items():
+        override(("hf", name), url)
+    return overrides

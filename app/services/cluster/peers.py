@@ -19,13 +19,13 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.environment import environment
 from app.home import write_private
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.peer_client import PeerClient, PeerError
@@ -45,11 +45,7 @@ MANUAL_EVERY = 5  # polls between two tries of the manual addresses while offlin
 
 
 def env_seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return environment().seconds(name, default)
 
 
 @dataclass

@@ -12,23 +12,13 @@ PAIRWISE_HF_STOP_TIMEOUT_S  how long pause-on-exit may take before the node stop
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from app.services.errors import ConfigError
+from app.environment import environment
 
 
 def _env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={raw!r} is not a number") from exc
-    if value < minimum or value != value:
-        raise ConfigError(f"{name} must be at least {minimum:g}")
-    return value
+    return environment().number(name, default, minimum=minimum)
 
 
 @dataclass(frozen=True)

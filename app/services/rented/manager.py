@@ -25,10 +25,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
+from app.environment import environment
 from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
 from app.services.events import Event, EventBus, notice
 from app.services.jobs.records import Workload
@@ -45,7 +45,8 @@ from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
 
 log = logging.getLogger(__name__)
-REFRESH_EVERY_S = float(os.environ.get("PAIRWISE_RENTED_REFRESH_S", "30"))
+def refresh_every_s() -> float:
+    return environment().seconds("PAIRWISE_RENTED_REFRESH_S", 30.0)
 START_PROBE_WAIT_S = 5.0
 # Fields whose change needs a new HTTP client or a new probe.
 _CONNECTION_FIELDS = ("url", "ca_file", "provider")
@@ -108,7 +109,7 @@ class RentedManager:
 
     async def _refresh_loop(self) -> None:
         while True:
-            await asyncio.sleep(REFRESH_EVERY_S)
+            await asyncio.sleep(refresh_every_s())
             await self.refresh_all()
 
     async def refresh_all(self) -> None:
