@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,8 +31,9 @@ def node_factory(tmp_path: Path) -> Iterator[type[NodeProc]]:
     started: list[NodeProc] = []
 
     class Factory(NodeProc):
-        def __init__(self, name: str, *extra: str, env: dict[str, str] | None = None, home: Path | None = None) -> None:
-            super().__init__(home or tmp_path / f"home-{name}", name, *extra, env=env)
+        def __init__(self, name: str, *extra: str, env: dict[str, str] | None = None, home: Path | None = None,
+                     preexec: Callable[[], None] | None = None) -> None:
+            super().__init__(home or tmp_path / f"home-{name}", name, *extra, env=env, preexec=preexec)
             started.append(self)
 
     yield Factory

@@ -29,6 +29,8 @@ from app.services.frontdoor.server import build_frontdoor
 from app.services.inference import InferenceService
 from app.services.jobs.store import JobStore
 from app.services.jobs.tracker import JobTracker
+from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, frontdoor_budget
+from app.services.openfiles import open_file_limit, raise_open_file_limit
 from app.services.outbound import ca_files
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import RedactingFilter, SecretStore
@@ -80,6 +82,9 @@ class Node:
         # Filled by a probe that may take a moment (nvidia-smi); until then, what the OS tells at once.
         self.hardware: dict[str, Any] | None = None
         self.frontdoor_address = ""
+        self.frontdoor_site: BudgetedSite | None = None
+        self.listener_sites: list[BudgetedSite] = []  # every budgeted listener, for status
+        self.open_files = open_file_limit()
         self.started_at = 0.0
         self._runner: web.AppRunner | None = None
         self._lock_fd: int | None = None
@@ -110,6 +115,7 @@ class Node:
     async def start(self) -> None:
         self._take_lock()
         self._setup_logging()
+        self.open_files = raise_open_file_limit()
         interrupted = self.jobs.mark_interrupted(self.node_id, "the node stopped while this job was running")
         if interrupted:
             log.info("marked %d interrupted jobs as failed", interrupted)
@@ -117,13 +123,15 @@ class Node:
         for hook in self.start_hooks:
             await hook()
         app = build_frontdoor(self)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                     keepalive_timeout=HEADER_TIMEOUT_S)
         await self._runner.setup()
         host, port = parse_host_port(self.settings.listen)
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
-        await site.start()
-        server: Any = site._server
-        bound = server.sockets[0].getsockname() if server is not None and server.sockets else (host, port)
+        self.frontdoor_site = BudgetedSite(self._runner, host, port, frontdoor_budget(self.open_files),
+                                           label="front door")
+        await self.frontdoor_site.start()
+        self.listener_sites.insert(0, self.frontdoor_site)
+        bound = self.frontdoor_site.bound or (host, port)
         self.frontdoor_address = f"{bound[0]}:{bound[1]}"
         self.started_at = time.time()
         self.write_runtime()
@@ -197,6 +205,8 @@ class Node:
             "uptime_s": round(time.time() - self.started_at, 1), "home": str(self.home.root),
             "engines": len(self.engines.upstreams), "models": len(self.registry.inventory()),
             "active_jobs": len(self.jobs.list(active_only=True, limit=1000)),
+            "open_files_limit": self.open_files,
+            "connections": {site.label: site.stats() for site in self.listener_sites},
         }
 
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,10 @@ class TinyProc:
 class NodeProc:
     """A Pairwise node (`pairwise serve`) in its own process with its own home."""
 
-    def __init__(self, home: Path, name: str, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, home: Path, name: str, *extra: str, env: dict[str, str] | None = None,
+                 preexec: Callable[[], None] | None = None) -> None:
         self.home, self.name = home, name
+        self.preexec = preexec  # run in the child before it starts (e.g. lower its open-file limit)
         self.extra = extra
         self.env = child_env(**(env or {}))
         self.proc: subprocess.Popen[str] | None = None
@@ -98,7 +101,7 @@ class NodeProc:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app", "--home", str(self.home), "serve", "--listen", "127.0.0.1:0",
              "--cluster-listen", "127.0.0.1:0", "--name", self.name, "--no-mdns", *self.extra],
-            stdout=out, stderr=subprocess.STDOUT, text=True, env=self.env, cwd=REPO)
+            stdout=out, stderr=subprocess.STDOUT, text=True, env=self.env, cwd=REPO, preexec_fn=self.preexec)
         out.close()
 
         def ready() -> dict[str, Any] | None:

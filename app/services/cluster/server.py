@@ -25,6 +25,8 @@ from app.services.cluster.peer_client import API_PREFIX
 from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, pin_check_middleware
 from app.services.cluster.trust import PeerPin
 from app.services.errors import ConfigError
+from app.services.listener_budget import BudgetedSite, cluster_budget
+from app.services.openfiles import open_file_limit
 from app.settings import parse_host_port
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ class ClusterHandlers:
 class ClusterServer:
     def __init__(self, contexts: TlsContexts, handlers: ClusterHandlers, *, max_body_bytes: int) -> None:
         self.contexts, self.handlers = contexts, handlers
+        self.site: BudgetedSite | None = None
         self.max_body_bytes = max_body_bytes
         self.address = ""
         self.port = 0
@@ -98,7 +101,12 @@ class ClusterServer:
         # relayed request here is cancelled with it (its upstream closed, its job ended).
         self._runner = web.AppRunner(self.build_app(), handler_cancellation=True, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, ssl_context=self.contexts.server, reuse_address=True)
+        # Budgeted: connections per address and in total, and 5 s for a TLS handshake (a stranger
+        # holding handshakes open must not use up the descriptors the front door needs).
+        # Sized from the open-file limit in force now (the node raised it at start).
+        budget = cluster_budget(open_file_limit())
+        site = self.site = BudgetedSite(self._runner, host, port, budget, label="cluster port",
+                                        ssl_context=self.contexts.server)
         try:
             await site.start()
         except OSError as exc:

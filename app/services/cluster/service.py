@@ -66,6 +66,8 @@ class ClusterService:
         address = await self.server.start(settings.cluster_listen)
         self.self_headers["X-Pairwise-Cluster-Port"] = str(self.server.port)
         self.node.write_runtime(cluster=address)
+        if self.server.site is not None:
+            self.node.listener_sites.append(self.server.site)
         self.pairing = PairingService(self.node.identity, self.trust, self.node.bus, bind_host=host,
                                       cluster_port=configured_port, cluster_address=address)
         self._probe = asyncio.create_task(self._probe_hardware(), name="hardware-probe")

@@ -1,0 +1,260 @@
+"""Connection budgets for the node's listeners, so a stranger cannot take the node down.
+
+Every connection a listener accepts costs a file descriptor, and the process has one table of
+them: 1,100 idle connections to the LAN-facing cluster port used to leave the front door unable
+to accept its local callers ("Too many open files"). So each listener gets a budget:
+
+* **Cluster port** (TLS, LAN-facing): a connection still in its TLS handshake counts against a
+  small per-address and total allowance and gets ``handshake_s`` to finish (a stranger cannot
+  finish it: the server requires a pinned certificate); an established (pinned) connection counts
+  against a larger per-address and total cap. Over budget, the connection is closed at once.
+* **Front door** (loopback): a total cap; when it is full, the oldest *idle* connection (no request
+  in progress) is closed to make room, so idle connections can never lock out a caller. aiohttp's
+  keep-alive timer (``HEADER_TIMEOUT_S``) closes a connection that sends no complete request
+  headers in time, and ``body_stall_s`` closes one whose request body stops arriving.
+
+Budgets are sized from the soft limit on open files (raised to the hard limit at start,
+``app.services.openfiles``) so their sum stays well below it.
+
+``BudgetedSite`` replaces aiohttp's ``TCPSite``: it accepts plain TCP, applies the budget with the
+caller's address known, then upgrades to TLS itself (``loop.start_tls``) with a handshake deadline,
+and hands the connection to aiohttp's request handler through a thin proxy protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+log = logging.getLogger(__name__)
+
+HEADER_TIMEOUT_S = 15.0  # aiohttp's keep-alive timer: headers of a new request, and idle keep-alive
+SWEEP_EVERY_S = 1.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    total: int
+    per_address: int | None = None  # None: no per-address cap (loopback listeners)
+    handshake_total: int = 0  # TLS listeners: connections still in their handshake
+    handshake_per_address: int = 0
+    handshake_s: float = 5.0
+    evict_idle: bool = False  # when full, close the oldest idle connection instead of the new one
+    body_stall_s: float | None = None
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def frontdoor_budget(open_files: int) -> Budget:
+    return Budget(total=_clamp(open_files // 3, 64, 1024), evict_idle=True, body_stall_s=15.0)
+
+
+def cluster_budget(open_files: int) -> Budget:
+    return Budget(total=_clamp(open_files // 4, 32, 512), per_address=64,
+                  handshake_total=_clamp(open_files // 16, 8, 128), handshake_per_address=8, handshake_s=5.0)
+
+
+class _Gate(asyncio.Protocol):
+    """One accepted connection: admitted or refused, upgraded to TLS, then proxied to aiohttp."""
+
+    def __init__(self, site: BudgetedSite) -> None:
+        self.site = site
+        self.loop = asyncio.get_running_loop()
+        self.address = "?"
+        self.transport: asyncio.Transport | None = None
+        self.handler: RequestHandler | None = None
+        self.handshaking = False
+        self.admitted = False
+        self.last_data = self.loop.time()
+        self.opened = self.last_data
+
+    # -- asyncio.Protocol -------------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if self.transport is not None:
+            return  # the TLS transport reporting in; the handler gets it from _serve
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.address = str(peer[0]) if peer else "?"
+        if not self.site.admit(self):
+            transport.abort()
+            return
+        if self.site.ssl_context is None:
+            self._serve(transport)
+        else:
+            transport.pause_reading()  # start_tls takes the bytes from here on
+            task = asyncio.ensure_future(self._handshake(transport, self.site.ssl_context))
+            self.site.tasks.add(task)
+            task.add_done_callback(self.site.tasks.discard)
+
+    def data_received(self, data: bytes) -> None:
+        self.last_data = self.loop.time()
+        if self.handler is not None:
+            self.handler.data_received(data)
+
+    def eof_received(self) -> None:
+        if self.handler is not None:
+            self.handler.eof_received()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.site.release(self)
+        if self.handler is not None:
+            handler, self.handler = self.handler, None
+            handler.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self.handler is not None:
+            self.handler.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.handler is not None:
+            self.handler.resume_writing()
+
+    # -- steps ------------------------------------------------------------------------------------------
+    async def _handshake(self, raw: asyncio.Transport, context: ssl.SSLContext) -> None:
+        try:
+            tls = await self.loop.start_tls(raw, self, context, server_side=True,
+                                            ssl_handshake_timeout=self.site.budget.handshake_s)
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
+            log.debug("TLS handshake from %s failed: %r", self.address, exc)
+            self.site.release(self)
+            return
+        finally:
+            self.site.handshake_done(self)
+        if tls is None or tls.is_closing():
+            self.site.release(self)
+            return
+        self.transport = tls
+        self._serve(tls)
+
+    def _serve(self, transport: asyncio.Transport) -> None:
+        server = self.site.runner.server
+        assert server is not None
+        self.handler = server()
+        self.handler.connection_made(transport)
+
+    # -- state the budget reads ---------------------------------------------------------------------------
+    def idle(self) -> bool:
+        """No request in progress or queued (aiohttp's own flags; covered by the front door tests)."""
+        handler = self.handler
+        return handler is None or (not handler._request_in_progress and not handler._messages)
+
+    def body_stalled(self, now: float, stall_s: float) -> bool:
+        handler = self.handler
+        request = handler._current_request if handler is not None else None
+        return request is not None and not request.content.is_eof() and now - self.last_data > stall_s
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+
+
+class BudgetedSite(web.BaseSite):
+    """aiohttp site on host:port whose connections are budgeted (and TLS-upgraded here)."""
+
+    def __init__(self, runner: web.BaseRunner, host: str, port: int, budget: Budget, *, label: str,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        super().__init__(runner, ssl_context=ssl_context, backlog=256)
+        self.runner = runner
+        self.host, self.port, self.budget, self.label = host, port, budget, label
+        self.ssl_context: ssl.SSLContext | None = ssl_context
+        self.connections: dict[_Gate, None] = {}  # admitted, oldest first
+        self.per_address: Counter[str] = Counter()
+        self.handshakes: Counter[str] = Counter()
+        self.refused = 0
+        self.evicted = 0
+        self.tasks: set[asyncio.Future[Any]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+        self.bound: tuple[str, int] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.label} on {self.host}:{self.port}"
+
+    async def start(self) -> None:
+        await super().start()
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _Gate(self), self.host, self.port,
+                                                backlog=256, reuse_address=True)
+        sockname = self._server.sockets[0].getsockname()
+        self.bound = (str(sockname[0]), int(sockname[1]))
+        if self.budget.body_stall_s is not None:
+            self._sweeper = asyncio.create_task(self._sweep(self.budget.body_stall_s), name=f"{self.label}-sweep")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for task in list(self.tasks):
+            task.cancel()
+        for gate in [g for g in self.connections if g.handler is None]:
+            gate.close()  # still in the handshake: aiohttp's shutdown does not know these
+        await super().stop()
+
+    # -- the budget ---------------------------------------------------------------------------------------
+    def admit(self, gate: _Gate) -> bool:
+        budget, address = self.budget, gate.address
+        if len(self.connections) >= budget.total and budget.evict_idle:
+            oldest_idle = next((g for g in self.connections if g.idle()), None)
+            if oldest_idle is not None:
+                self.evicted += 1
+                self.release(oldest_idle)
+                oldest_idle.close()
+        over = (len(self.connections) >= budget.total
+                or (budget.per_address is not None and self.per_address[address] >= budget.per_address))
+        if self.ssl_context is not None:
+            over = over or (sum(self.handshakes.values()) >= budget.handshake_total
+                            or self.handshakes[address] >= budget.handshake_per_address)
+        if over:
+            self.refused += 1
+            if self.refused in (1, 10, 100) or self.refused % 1000 == 0:
+                log.warning("%s: refused a connection from %s (over its connection budget; %d refused so far)",
+                            self.label, address, self.refused)
+            return False
+        gate.admitted = True
+        self.connections[gate] = None
+        self.per_address[address] += 1
+        if self.ssl_context is not None:
+            gate.handshaking = True
+            self.handshakes[address] += 1
+        return True
+
+    def handshake_done(self, gate: _Gate) -> None:
+        if gate.handshaking:
+            gate.handshaking = False
+            self._decrement(self.handshakes, gate.address)
+
+    def release(self, gate: _Gate) -> None:
+        self.handshake_done(gate)
+        if gate.admitted:
+            gate.admitted = False
+            self.connections.pop(gate, None)
+            self._decrement(self.per_address, gate.address)
+
+    @staticmethod
+    def _decrement(counter: Counter[str], key: str) -> None:
+        counter[key] -= 1
+        if counter[key] <= 0:
+            del counter[key]
+
+    async def _sweep(self, stall_s: float) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_EVERY_S)
+            now = asyncio.get_running_loop().time()
+            for gate in [g for g in self.connections if g.body_stalled(now, stall_s)]:
+                log.info("%s: closed a connection from %s whose request body stopped arriving", self.label,
+                         gate.address)
+                self.release(gate)
+                gate.close()
+
+    def stats(self) -> dict[str, int]:
+        return {"open": len(self.connections), "handshaking": sum(self.handshakes.values()),
+                "refused": self.refused, "evicted": self.evicted}
