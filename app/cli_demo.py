@@ -11,9 +11,12 @@ import argparse
 import asyncio
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.home import Home, resolve_home
+
+if TYPE_CHECKING:
+    from app.services.node import Node
 
 BANNER = """\
 Pairwise demo (SIMULATED Hugging Face: no account, no money, nothing leaves this machine)
@@ -91,12 +94,10 @@ async def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _run_started(node: Any, sim: Any, tiny: Any, home: Home) -> None:
-    from app.services.hf import hf_of
-
+async def _run_started(node: Node, sim: Any, tiny: Any, home: Home) -> None:
     if node.engines.upstreams.get("demo-local") is None:
         await node.engines.add({"name": "demo-local", "url": tiny.url, "api": "ollama"}, None)
-    hf = hf_of(node)
+    hf = node.hf
     user = "?"
     if hf is not None:
         report = await hf.login(sim.demo_token)

@@ -1,4 +1,4 @@
-"""Builds a node with every feature attached (the cluster, rented nodes)."""
+"""Builds a node with every feature attached (the cluster, rented nodes), filling its typed feature fields."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.services.rented import attach_rented
 def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | None = None,
                name: str | None = None, mdns: bool | None = None) -> Node:
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
-    attach_rented(node)
-    attach_hf(node)
-    node.cluster = attach_cluster(node)  # type: ignore[attr-defined]  # the tray's facade finds it here
+    node.rented = attach_rented(node)
+    node.hf, node.hf_rented = attach_hf(node)  # after rented: its lifecycle drives the rented nodes
+    node.cluster = attach_cluster(node)
     return node

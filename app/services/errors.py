@@ -7,6 +7,7 @@ a CLI line or an HTTP error body can show as is (the Maestral lesson).
     ├── ConfigError            a setting or declaration is invalid (names the rule)
     ├── CredentialError        the keyring is unavailable or a credential is missing
     ├── NotFound               an engine, node or model that does not exist
+    ├── FeatureMissing         a feature (cluster, rented nodes, Hugging Face) is not attached to this node
     ├── RefusedError           a request refused by policy (loopback rule, sharing off, budget...)
     ├── UpstreamError          an upstream failed; ``before_first_byte`` decides failover
     │   └── UpstreamTimeout    no first byte within the upstream's first-byte timeout
@@ -40,6 +41,11 @@ class CredentialError(PairwiseError):
 class NotFound(PairwiseError):
     title = "Not found"
     status = 404
+
+
+class FeatureMissing(PairwiseError):
+    title = "Not available"
+    status = 409
 
 
 class RefusedError(PairwiseError):

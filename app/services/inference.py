@@ -17,33 +17,19 @@ from typing import Any
 
 import httpx
 
-from app.services.backends.base import Opened, Upstream, UpstreamRequest
+from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
 from app.services.errors import UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
-from app.services.secrets import redact
 from app.services.translate.bodies import translate_body, usage_of
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import StreamTranslator, make_stream_translator
 from app.services.translate.shapes import Api, Operation, canonical_model, error_body, wants_stream
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Caller:
-    """Who asked: a local app (by User-Agent) or a peer node relaying for its own caller."""
-
-    requester: str
-    origin_node: str | None = None
-    origin_node_id: str | None = None
-    job_id: str | None = None
-    local_only: bool = False  # a relayed request is served here, never relayed onward
-    from_peer: bool = False
-    allow_off_lan: bool = True
 
 
 @dataclass
@@ -159,27 +145,27 @@ class InferenceService:
                 body=translate_request(api, target, operation, body, upstream_model),
                 requester=caller.requester, origin_node_id=job.origin_node_id, job_id=job.id,
             )
-            upstream.in_flight += 1
-            try:
-                opened = await upstream.open(request)
-            except UpstreamError as exc:
-                upstream.in_flight -= 1
-                failures.append(exc.message)
-                log.info("failover for job %s: %s", job.id, exc.message)
-                continue
-            except BaseException:
-                upstream.in_flight -= 1
-                self.tracker.finish(job, "cancelled", error="the caller went away before the first byte")
-                raise
-            return await self._respond(api, operation, body, requested, job, upstream, opened, target,
-                                       stream, started_ns, headers)
+            with upstream.slot() as slot:
+                try:
+                    opened = await upstream.open(request)
+                except UpstreamError as exc:
+                    failures.append(exc.message)
+                    log.info("failover for job %s: %s", job.id, exc.message)
+                    continue
+                except BaseException:
+                    self.tracker.finish(job, "cancelled", error="the caller went away before the first byte")
+                    raise
+                return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
+                                           target, stream, started_ns, headers)
         message = f"every node that serves '{requested}' failed: " + "; ".join(failures)
         self.tracker.finish(job, "failed", error=message)
         return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
 
     async def _respond(self, api: Api, operation: Operation, body: dict[str, Any], requested: str, job: Workload,
-                       upstream: Upstream, opened: Opened, target: Api, stream: bool, started_ns: int,
-                       headers: dict[str, str]) -> InferenceResult:
+                       upstream: Upstream, slot: InFlight, opened: Opened, target: Api, stream: bool,
+                       started_ns: int, headers: dict[str, str]) -> InferenceResult:
+        """The answer of the upstream that opened. The caller's ``with slot`` gives the slot back
+        when this returns or raises; a stream takes it over and gives it back when it closes."""
         ttfb_ms = (time.monotonic_ns() - started_ns) / 1e6
         off_lan = upstream.kind == "rented" or opened.headers.get("x-pairwise-off-lan") is not None
         rented = opened.headers.get("x-pairwise-off-lan") or (upstream.display_name() if upstream.kind == "rented" else None)
@@ -190,34 +176,33 @@ class InferenceService:
         if rented:
             headers["X-Pairwise-Off-LAN"] = rented
         if opened.status >= 400:
-            raw = opened.first_chunk + b"".join([c async for c in opened.rest])
-            await opened.aclose()
-            upstream.in_flight -= 1
-            scrub = getattr(upstream, "scrub", redact)  # a rented node's URL and host stay out of errors
-            message = f"{upstream.display_name()} refused the request: {scrub(error_text(raw))}"
+            try:
+                raw = opened.first_chunk + b"".join([c async for c in opened.rest])
+            finally:
+                await opened.aclose()
+            # A rented node's URL and host stay out of errors.
+            message = f"{upstream.display_name()} refused the request: {upstream.scrub(error_text(raw))}"
             self.tracker.finish(job, "failed", error=message)
             return json_result(opened.status, error_body(api, message, status=opened.status), headers)
 
-        async def finish(state: str, error: str | None, translator: StreamTranslator) -> None:
-            upstream.in_flight -= 1
-            self.tracker.finish(job, state, error=error, prompt_tokens=translator.usage.prompt_tokens,
-                                completion_tokens=translator.usage.completion_tokens)
-            self.on_finished(upstream, job)
-
         if stream:
+            stream_slot = slot.hand_off()  # the stream outlives this call: its close gives the slot back
+
+            async def finish(state: str, error: str | None, translator: StreamTranslator) -> None:
+                stream_slot.release()
+                self.tracker.finish(job, state, error=error, prompt_tokens=translator.usage.prompt_tokens,
+                                    completion_tokens=translator.usage.completion_tokens)
+
             translator = make_stream_translator(target, api, operation, requested, body)
             session = StreamSession(opened, upstream, translator, finish, api)
             return InferenceResult(200, translator.content_type, headers, stream=session)
         try:
             raw = opened.first_chunk + b"".join([c async for c in opened.rest])
         except httpx.HTTPError as exc:
-            await opened.aclose()
-            upstream.in_flight -= 1
             self.tracker.finish(job, "failed", error=f"upstream broke mid-answer: {type(exc).__name__}")
             return json_result(502, error_body(api, "the upstream broke mid-answer", status=502), headers)
         finally:
             await opened.aclose()
-        upstream.in_flight -= 1
         try:
             upstream_body = json.loads(raw)
         except ValueError:
@@ -225,11 +210,7 @@ class InferenceService:
             return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
         usage = usage_of(target, upstream_body)
         self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
-        self.on_finished(upstream, job)
         if target == api:
             return InferenceResult(200, "application/json", headers, raw)
         out = translate_body(target, api, operation, upstream_body, requested, started_ns)
         return json_result(200, out, headers)
-
-    def on_finished(self, upstream: Upstream, job: Workload) -> None:
-        """Hook for accounting (rented cost, idle timers); replaced by the node."""

@@ -16,7 +16,7 @@ import platform
 import time
 from collections.abc import Awaitable, Callable
 from logging.handlers import RotatingFileHandler
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -36,6 +36,12 @@ from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import RedactingFilter, SecretStore
 from app.settings import NodeSettings, SettingsStore, parse_host_port
 
+if TYPE_CHECKING:
+    from app.services.cluster.service import ClusterService
+    from app.services.hf.rented_ops import HfRented
+    from app.services.hf.service import HfService
+    from app.services.rented.manager import RentedManager
+
 log = logging.getLogger(__name__)
 
 StopHook = Callable[[], Awaitable[None]]
@@ -47,6 +53,13 @@ class NodeAlreadyRunning(ConfigError):
 
 
 class Node:
+    """A node's core services, and its features as typed optional fields.
+
+    The features (``rented``, ``hf``, ``hf_rented``, ``cluster``) are filled by
+    ``bootstrap.build_node``; a node built without one (a test's bare node) has None there,
+    and whoever needs a feature says so by name (``app.services.api`` raises ``FeatureMissing``).
+    """
+
     def __init__(self, home: Home, *, listen: str | None = None, cluster_listen: str | None = None,
                  name: str | None = None, mdns: bool | None = None) -> None:
         self.home = home
@@ -73,6 +86,11 @@ class Node:
         self.engines = EngineManager(self.settings, self.settings_store, self.secrets, self.registry, self.bus,
                                      self.name, self.node_id, self.extra_ca)
         self.inference = InferenceService(self.registry, self.tracker, self.name, self.node_id, self.refresh_stale)
+        # Features, filled by bootstrap.build_node.
+        self.rented: RentedManager | None = None
+        self.hf: HfService | None = None
+        self.hf_rented: HfRented | None = None  # Hugging Face rented operations (needs ``rented``)
+        self.cluster: ClusterService | None = None
         self.extra_control_routes: list[ControlRoute] = []
         self.stop_first: list[tuple[str, StopHook]] = []
         self.stop_last: list[StopHook] = []

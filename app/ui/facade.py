@@ -5,45 +5,40 @@ they can be tested against a fake and never reach into service internals.
 Snapshots are plain dicts/lists (the shapes ``pairwise ... --json`` prints). Actions are
 coroutines; they raise ``PairwiseError`` subclasses whose title and message the UI shows as is.
 Features that are not attached to this node (the cluster, the Hugging Face lifecycle) answer
-with empty snapshots and refuse actions naming what is missing.
+with empty snapshots and refuse actions naming what is missing (``FeatureMissing``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from app.services.errors import ConfigError, PairwiseError
+from app.services.errors import ConfigError, FeatureMissing
 
 if TYPE_CHECKING:
+    from app.services.cluster.service import ClusterService
+    from app.services.hf.rented_ops import HfRented
+    from app.services.hf.service import HfService
     from app.services.node import Node
+    from app.services.rented.manager import RentedManager
+    from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 
-
-class FeatureMissing(PairwiseError):
-    title = "Not available"
-
-
-def _rented(node: Any) -> Any:
-    try:
-        from app.services.rented import rented_of
-    except ImportError:  # pragma: no cover - the rented package is part of every build
-        return None
-    return rented_of(node)
-
-
-def _hf(node: Any) -> Any:
-    try:
-        from app.services.hf import hf_of
-    except ImportError:  # pragma: no cover
-        return None
-    return hf_of(node)
+__all__ = ["FeatureMissing", "NodeFacade"]
 
 
 def _pin_row(pin: Any) -> dict[str, Any]:
     return {"id": pin.node_id, "name": pin.name, "address": pin.address, "fingerprint": pin.fingerprint}
+
+
+def _off_lan(policy: str) -> Literal["allow", "deny"]:
+    if policy == "allow":
+        return "allow"
+    if policy == "deny":
+        return "deny"
+    raise ConfigError(f"off-LAN policy must be allow or deny, not {policy!r}")
 
 
 class NodeFacade:
@@ -72,7 +67,7 @@ class NodeFacade:
                 and r.get("sponsor_id") == self.node.node_id else r for r in rows]
 
     def rented(self) -> list[dict[str, Any]]:
-        manager = _rented(self.node)
+        manager = self.node.rented
         return manager.list() if manager is not None else []
 
     def rented_row(self, name: str) -> dict[str, Any] | None:
@@ -88,10 +83,10 @@ class NodeFacade:
         return self.node.settings.off_lan
 
     def hf_available(self) -> bool:
-        return _hf(self.node) is not None
+        return self.node.hf is not None
 
     def hf_signed_in(self) -> bool:
-        hf = _hf(self.node)
+        hf = self.node.hf
         return bool(hf is not None and hf.signed_in)
 
     def pause_on_exit_targets(self) -> list[str]:
@@ -102,17 +97,17 @@ class NodeFacade:
 
     # -- Hugging Face account and look-ups -------------------------------------------------------------------
 
-    def _hf_service(self) -> Any:
-        hf = _hf(self.node)
+    def _hf_service(self) -> HfService:
+        hf = self.node.hf
         if hf is None:
             raise FeatureMissing("this node has no Hugging Face adapter attached")
         return hf
 
     async def hf_status(self) -> dict[str, Any]:
-        return await self._hf_service().status()  # type: ignore[no-any-return]
+        return await self._hf_service().status()
 
     async def hf_login(self, token: str) -> dict[str, Any]:
-        return await self._hf_service().login(token)  # type: ignore[no-any-return]
+        return await self._hf_service().login(token)
 
     async def hf_logout(self) -> None:
         await self._hf_service().logout()
@@ -125,57 +120,49 @@ class NodeFacade:
 
     # -- rented nodes ----------------------------------------------------------------------------------------
 
-    def _manager(self) -> Any:
-        manager = _rented(self.node)
+    def _manager(self) -> RentedManager:
+        manager = self.node.rented
         if manager is None:
             raise FeatureMissing("this node has no rented-node manager attached")
         return manager
 
-    def _ops(self) -> Any:
+    def _ops(self) -> HfRented:
         """The Hugging Face rented operations (plan, create, pause, resume, delete), when attached."""
-        from app.services.hf import hf_rented_of
-
-        ops = hf_rented_of(self.node)
+        ops = self.node.hf_rented
         if ops is None:
             raise FeatureMissing("this node has no Hugging Face rented operations attached")
         return ops
 
     async def rented_attach(self, decl: dict[str, Any], token: str | None) -> dict[str, Any]:
-        return await self._manager().attach(decl, token)  # type: ignore[no-any-return]
+        return await self._manager().attach(decl, token)
 
     async def rented_set(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
-        return await self._manager().set(name, changes)  # type: ignore[no-any-return]
+        return await self._manager().set(name, changes)
 
     async def rented_detach(self, name: str) -> None:
         await self._manager().detach(name)
 
     async def rented_plan(self, params: dict[str, Any]) -> dict[str, Any]:
         """What ``rented_create(params)`` would do: price, GPU, what the budget allows (nothing rented yet)."""
-        return await self._ops().plan(params)  # type: ignore[no-any-return]
+        return await self._ops().plan(params)
 
     async def rented_create(self, params: dict[str, Any]) -> dict[str, Any]:
-        return await self._ops().create(params)  # type: ignore[no-any-return]
+        return await self._ops().create(params)
 
     async def rented_pause(self, name: str) -> dict[str, Any]:
-        return await self._ops().pause(name)  # type: ignore[no-any-return]
+        return await self._ops().pause(name)
 
     async def rented_resume(self, name: str) -> dict[str, Any]:
-        return await self._ops().resume(name)  # type: ignore[no-any-return]
+        return await self._ops().resume(name)
 
     async def rented_delete(self, name: str) -> None:
         await self._ops().delete(name)
 
-    def is_managed(self, name: str) -> bool:
-        row = self.rented_row(name) or {}
-        return bool((row.get("lifecycle") or {}).get("managed"))
-
     # -- settings, engines, cluster --------------------------------------------------------------------------
 
     async def set_off_lan(self, policy: str) -> None:
-        if policy not in ("allow", "deny"):
-            raise ConfigError(f"off-LAN policy must be allow or deny, not {policy!r}")
         settings = self.node.settings
-        settings.off_lan = policy  # type: ignore[assignment]
+        settings.off_lan = _off_lan(policy)
         self.node.settings_store.save(settings)
         self.node.bus.publish("node_changed", node=self.node.name, reason=f"off-LAN routing {policy}")
 
@@ -185,17 +172,17 @@ class NodeFacade:
     async def engine_remove(self, name: str) -> None:
         await self.node.engines.remove(name)
 
-    def _cluster(self) -> Any:
-        cluster = getattr(self.node, "cluster", None)
+    def _cluster(self) -> ClusterService:
+        cluster = self.node.cluster
         if cluster is None:
             raise FeatureMissing("this node has no cluster attached (pairing needs it)")
         return cluster
 
     def cluster_available(self) -> bool:
-        return getattr(self.node, "cluster", None) is not None
+        return self.node.cluster is not None
 
     def peers(self) -> list[dict[str, Any]]:
-        cluster = getattr(self.node, "cluster", None)
+        cluster = self.node.cluster
         if cluster is None:
             return []
         return list(cluster.peers.peer_rows())
@@ -216,22 +203,23 @@ class NodeFacade:
         return _pin_row(await self._cluster().require_pairing().join(address, pin))
 
     async def unpair(self, node_id: str) -> dict[str, Any]:
-        return await self._cluster().membership.remove(node_id)  # type: ignore[no-any-return]
+        return await self._cluster().membership.remove(node_id)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def watch_pause_on_exit(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call ``callback(rented node name)`` as pause-on-exit reaches each node (a documented
         ``on_sponsor_exit`` hook that only reports); returns a function that removes it."""
-        manager = _rented(self.node)
+        manager = self.node.rented
         if manager is None:
             return lambda: None
+        hooks = manager.hooks.on_sponsor_exit
 
-        async def report(node: Any) -> None:
-            callback(str(node.name))
+        async def report(node: RentedUpstream) -> None:
+            callback(node.name)
 
-        manager.hooks.on_sponsor_exit.insert(0, report)
-        return lambda: manager.hooks.on_sponsor_exit.remove(report) if report in manager.hooks.on_sponsor_exit else None
+        hooks.insert(0, report)
+        return lambda: hooks.remove(report) if report in hooks else None
 
     async def stop(self, progress: Callable[[str], None] | None = None) -> None:
         """The node's own stop (pause-on-exit first); ``progress(label)`` before each first step."""

@@ -3,6 +3,12 @@
 ``open`` sends the request and reads the first chunk before returning, so a
 failure or a cold start can still fail over (the dstack lesson). Once it has
 returned, the caller has committed to this upstream.
+
+Everything the router, the planner, the inventory and inference read from an
+upstream is declared on ``Upstream`` (nothing is found with ``getattr``):
+``remote``, ``listed``, ``shared_with_cluster``, ``scrub`` and the ``Caller``
+that ``ineligible_reason_for`` judges. ``in_flight`` is owned by ``InFlight``
+slots (``upstream.slot()``), never counted by hand.
 """
 
 from __future__ import annotations
@@ -10,11 +16,26 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Literal
 
+from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
 
 UpstreamKind = Literal["engine", "peer", "rented"]
+
+
+@dataclass
+class Caller:
+    """Who asked: a local app (by User-Agent) or a peer node relaying for its own caller."""
+
+    requester: str
+    origin_node: str | None = None
+    origin_node_id: str | None = None
+    job_id: str | None = None
+    local_only: bool = False  # a relayed request is served here, never relayed onward
+    from_peer: bool = False
+    allow_off_lan: bool = True
 
 
 @dataclass
@@ -59,6 +80,35 @@ class ModelEntry:
         return canonical_model(self.name)
 
 
+class InFlight:
+    """One request's claim on an upstream's ``in_flight``: counted when made, given back exactly once.
+
+    Used as a context manager where the request ends inside the block; a stream that outlives the
+    block is handed its own slot with ``hand_off()`` and calls ``release()`` when it closes.
+    """
+
+    def __init__(self, upstream: Upstream) -> None:
+        self._upstream: Upstream | None = upstream
+        upstream.in_flight += 1
+
+    def release(self) -> None:
+        if self._upstream is not None:
+            self._upstream.in_flight -= 1
+            self._upstream = None
+
+    def hand_off(self) -> InFlight:
+        """A slot that now owns this claim (this one then releases nothing)."""
+        taken = InFlight.__new__(InFlight)
+        taken._upstream, self._upstream = self._upstream, None
+        return taken
+
+    def __enter__(self) -> InFlight:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+
+
 class Upstream(ABC):
     kind: UpstreamKind
     key: str
@@ -67,6 +117,26 @@ class Upstream(ABC):
     capacity: int = 4
     first_byte_timeout_s: float = 120.0
     in_flight: int = 0
+    # Reached only through another node (a peer's rented node): a relayed request never considers it.
+    remote: bool = False
+
+    @property
+    def listed(self) -> bool:
+        """Whether model lists here show this upstream's models (a peer's unshared rented node's are not)."""
+        return True
+
+    @property
+    def shared_with_cluster(self) -> bool:
+        """Whether a rented upstream is offered to peers (``cluster.facts.is_shareable``; engines always are)."""
+        return False
+
+    def scrub(self, text: str) -> str:
+        """Error text fit for callers and peers (a rented node takes its URL and host out too)."""
+        return redact(text)
+
+    def slot(self) -> InFlight:
+        """Claim a place in ``in_flight`` for one request (see ``InFlight``)."""
+        return InFlight(self)
 
     @abstractmethod
     def models(self) -> list[ModelEntry]: ...
@@ -88,8 +158,8 @@ class Upstream(ABC):
         """Why this upstream may not serve now, or None."""
         return None
 
-    def ineligible_reason_for(self, caller: Any) -> str | None:
-        """Why this upstream may not serve this caller (an ``inference.Caller``), or None.
+    def ineligible_reason_for(self, caller: Caller) -> str | None:
+        """Why this upstream may not serve this caller, or None.
         Rented nodes refine it (sharing off for peers, off-LAN denied); others defer to ``ineligible_reason``."""
         return self.ineligible_reason()
 

@@ -34,18 +34,12 @@ if TYPE_CHECKING:
 
 def attach_cluster(node: Node) -> ClusterService:
     cluster = ClusterService(node)
-    node.cluster = cluster  # type: ignore[attr-defined]  # found again by cluster_of (the tray's facade)
     node.start_hooks.append(cluster.start)
     node.stop_last.append(cluster.stop)
     node.registry.add_dynamic(cluster.peers.upstreams)
     node.fact_providers.append(cluster.peers.rows)
     node.extra_control_routes.extend(control_routes(cluster))
     return cluster
-
-
-def cluster_of(node: Any) -> ClusterService | None:
-    cluster = getattr(node, "cluster", None)
-    return cluster if isinstance(cluster, ClusterService) else None
 
 
 def pin_row(pin: PeerPin) -> dict[str, Any]:

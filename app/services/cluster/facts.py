@@ -16,7 +16,6 @@ import asyncio
 import logging
 import platform
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +37,7 @@ def is_shareable(upstream: Upstream) -> bool:
     node only if it says it is shared with the cluster (``shared_with_cluster``)."""
     if upstream.kind == "engine":
         return True
-    return upstream.kind == "rented" and getattr(upstream, "shared_with_cluster", False) is True
+    return upstream.kind == "rented" and upstream.shared_with_cluster is True
 
 
 def shareable_upstreams(node: Node) -> list[Upstream]:
@@ -106,8 +105,7 @@ def shared_engines(node: Node) -> list[dict[str, Any]]:
 def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
     inventory = inventory_doc(node, book)
     shared: list[dict[str, Any]] = []
-    providers: list[Callable[[], list[dict[str, Any]]]] = getattr(node, "shared_fact_providers", [])
-    for provider in providers:
+    for provider in node.shared_fact_providers:
         try:
             shared.extend(provider())
         except Exception:  # one broken provider must not hide the node from its peers

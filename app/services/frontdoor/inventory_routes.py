@@ -45,7 +45,7 @@ def add_inventory_routes(app: web.Application, node: Node) -> None:
     def merged() -> list[tuple[str, dict[str, Any], list[str]]]:
         rows = []
         for _canonical, all_owners in sorted(node.registry.inventory().items()):
-            owners = [(u, e) for u, e in all_owners if getattr(u, "listed", True)]
+            owners = [(u, e) for u, e in all_owners if u.listed]
             if not owners:
                 continue
             first_upstream, first_entry = owners[0]

@@ -16,8 +16,8 @@
     routes.py    control routes under /_pairwise/v1/hf
 
 ``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
-runs first), the lifecycle controller and rented operations. ``hf_of(node)`` finds the service and
-``hf_rented_of(node)`` the operations (plan, create, pause, resume, delete): the tray stands on these.
+runs first), the lifecycle controller and rented operations (plan, create, pause, resume, delete).
+The bootstrap keeps them in ``node.hf`` and ``node.hf_rented``.
 """
 
 from __future__ import annotations
@@ -31,19 +31,15 @@ from app.services.hf.rented_ops import HfRented
 from app.services.hf.routes import hf_rented_routes, hf_routes
 from app.services.hf.service import HfService
 from app.services.hf.tokens import TOKEN_KEY
-from app.services.rented import rented_of
 
 if TYPE_CHECKING:
     from app.services.node import Node
 
-_ATTR = "hf_service"
-_RENTED_ATTR = "hf_rented"
 
-
-def attach_hf(node: Node) -> HfService:
+def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
     service = HfService(node.settings.hf, node.secrets, node.bus, extra_ca=node.extra_ca)
     node.extra_control_routes.extend(hf_routes(service))
-    manager = rented_of(node)
+    manager, ops = node.rented, None
     if manager is not None:
         records = EndpointRecords(node.home.root / FILE_NAME)
         lifecycle = HfLifecycle(service, manager, records, node.bus)
@@ -54,21 +50,9 @@ def attach_hf(node: Node) -> HfService:
             lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
         node.start_hooks.append(hooks.reconcile_at_start)
-        setattr(node, _RENTED_ATTR, ops)
         node.stop_last.append(lifecycle.stop)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client
-    setattr(node, _ATTR, service)
-    return service
+    return service, ops
 
 
-def hf_of(node: Node) -> HfService | None:
-    service = getattr(node, _ATTR, None)
-    return service if isinstance(service, HfService) else None
-
-
-def hf_rented_of(node: Node) -> HfRented | None:
-    ops = getattr(node, _RENTED_ATTR, None)
-    return ops if isinstance(ops, HfRented) else None
-
-
-__all__ = ["HfRented", "HfService", "attach_hf", "hf_of", "hf_rented_of"]
+__all__ = ["HfRented", "HfService", "attach_hf"]

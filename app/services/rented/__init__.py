@@ -12,12 +12,12 @@ Map of the package (each module's docstring documents its public API):
 - ``facts``     rows for node lists; what peers may see; ``peer_refusal`` for peers
 - ``manager``   ``RentedManager``: attach / apply / set / detach / list / show
 - ``routes``    control routes under /_pairwise/v1/rented
-- ``attach``    ``attach_rented(node)`` and ``rented_of(node)``
+- ``attach``    ``attach_rented(node)``
 """
 
-from app.services.rented.attach import attach_rented, rented_of
+from app.services.rented.attach import attach_rented
 from app.services.rented.decl import RentedDecl, validate_decl
 from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
 
-__all__ = ["RentedDecl", "RentedManager", "RentedUpstream", "attach_rented", "rented_of", "validate_decl"]
+__all__ = ["RentedDecl", "RentedManager", "RentedUpstream", "attach_rented", "validate_decl"]

@@ -4,13 +4,13 @@ Wires the ``RentedManager`` into the node's extension points: start hook (load a
 stop-first hook (pause on sponsor exit, while the network is still up), stop-last hook,
 ``fact_providers`` (rows for ``pairwise nodes``), ``shared_fact_providers`` (what peers may
 see), the /rented control routes, and a registry source of peers' unshared rented nodes
-(``peer_view``) so a request for a model only such a node serves is refused by name. ``rented_of(node)`` finds the manager again (for the
-HF adapter: ``rented_of(node).hooks.before_route.append(...)``).
+(``peer_view``) so a request for a model only such a node serves is refused by name. The
+bootstrap keeps the manager in ``node.rented``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
@@ -19,6 +19,7 @@ from app.services.rented.routes import control_routes
 from app.services.rented.store import RentedStore
 
 if TYPE_CHECKING:
+    from app.services.backends.base import Upstream
     from app.services.node import Node
 
 METER_FILE = "rented_meter.json"
@@ -30,7 +31,6 @@ def attach_rented(node: Node) -> RentedManager:
         sponsor_name=node.name, sponsor_id=node.node_id, extra_ca=node.extra_ca,
         meter=CostMeter(node.home.root / METER_FILE), jobs=node.jobs, replicators=node.tracker.replicators,
     )
-    node.rented = manager  # type: ignore[attr-defined]
     node.start_hooks.append(manager.start)
     node.stop_first.append(("rented: pause on sponsor exit", manager.on_sponsor_exit))
     node.stop_last.append(manager.stop)
@@ -42,13 +42,7 @@ def attach_rented(node: Node) -> RentedManager:
     return manager
 
 
-def _sponsor_upstream(node: Any, sponsor_id: str) -> Any:
+def _sponsor_upstream(node: Node, sponsor_id: str) -> Upstream | None:
     """The online peer upstream of a rented node's sponsor (the cluster may not be attached)."""
-    cluster = getattr(node, "cluster", None)
-    peer = cluster.peers.peers.get(sponsor_id) if cluster is not None else None
+    peer = node.cluster.peers.peers.get(sponsor_id) if node.cluster is not None else None
     return peer.upstream if peer is not None and peer.online else None
-
-
-def rented_of(node: Any) -> RentedManager | None:
-    manager = getattr(node, "rented", None)
-    return manager if isinstance(manager, RentedManager) else None

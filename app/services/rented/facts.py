@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from app.services.rented.decl import LABEL
 
 if TYPE_CHECKING:
+    from app.services.backends.base import Caller
     from app.services.rented.upstream import RentedUpstream
 
 
@@ -59,13 +60,13 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def peer_refusal(fact: dict[str, Any], caller: Any) -> str | None:
+def peer_refusal(fact: dict[str, Any], caller: Caller | None) -> str | None:
     """Why the rented node described by ``fact`` (a peer's shared fact) may not serve ``caller`` here."""
     name, sponsor = fact.get("name"), fact.get("sponsor")
     if not fact.get("shared"):
         return (f"rented node {name} is not shared: sharing with the cluster is off on its sponsor {sponsor}, "
                 f"so only callers on {sponsor} may use it")
-    if not getattr(caller, "allow_off_lan", True):
+    if caller is not None and not caller.allow_off_lan:
         return f"off-LAN routing is denied for this caller (setting off_lan: deny), and {name} is off-LAN"
     if not fact.get("eligible"):
         return str(fact.get("reason") or "not eligible on its sponsor")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.errors import UpstreamError
 from app.services.rented.facts import peer_refusal
 from app.services.translate.shapes import Api
@@ -57,7 +57,7 @@ class PeerRentedView(Upstream):
     def ineligible_reason(self) -> str | None:
         return peer_refusal(self.fact, None)
 
-    def ineligible_reason_for(self, caller: Any) -> str | None:
+    def ineligible_reason_for(self, caller: Caller) -> str | None:
         return peer_refusal(self.fact, caller)
 
     async def open(self, request: UpstreamRequest) -> Opened:

@@ -30,7 +30,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
 from app.services.errors import UpstreamError
 from app.services.outbound import ca_files, make_shards
@@ -61,7 +61,6 @@ def rented_node_id(sponsor_id: str, name: str) -> str:
 class RentedUpstream(Upstream):
     kind = "rented"
     remote = False  # served from this node (a peer's rented node is reached through its sponsor)
-    off_lan = True
 
     def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str, token: str | None,
                  extra_ca: tuple[str, ...] = (), hooks: LifecycleHooks | None = None) -> None:
@@ -88,7 +87,6 @@ class RentedUpstream(Upstream):
         self.simulated = False
         self.last_error: str | None = None
         self.waking = 0
-        self.probed_at = 0.0
 
     # -- declaration -----------------------------------------------------------------------------------------
 
@@ -186,12 +184,12 @@ class RentedUpstream(Upstream):
             return reason  # already says what it is
         return f"{state}: {reason}"
 
-    def ineligible_reason_for(self, caller: Any) -> str | None:
-        """As ``ineligible_reason``, for one caller (an ``inference.Caller``): sharing and off-LAN rules."""
-        if getattr(caller, "from_peer", False) and not self.decl.share_with_cluster:
+    def ineligible_reason_for(self, caller: Caller) -> str | None:
+        """As ``ineligible_reason``, for one caller: sharing and off-LAN rules."""
+        if caller.from_peer and not self.decl.share_with_cluster:
             return (f"rented node {self.name} is not shared: sharing with the cluster is off on its sponsor "
                     f"{self.sponsor_name}, so only callers on {self.sponsor_name} may use it")
-        if not getattr(caller, "allow_off_lan", True):
+        if not caller.allow_off_lan:
             return f"off-LAN routing is denied for this caller (setting off_lan: deny), and {self.name} is off-LAN"
         return self.ineligible_reason()
 
@@ -218,7 +216,6 @@ class RentedUpstream(Upstream):
             return ProbeResult()
         result = await probe_endpoint(self._clients.main, self._base(), self.decl.provider, self._token, self.hf_state,
                                       f"rented node {self.name}")
-        self.probed_at = time.monotonic()
         self.simulated = self.simulated or result.simulated
         self.last_error = result.error
         if result.credential_error:

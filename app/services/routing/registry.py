@@ -3,7 +3,6 @@ rented nodes) add and remove their upstreams here."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 
 from app.services.backends.base import ModelEntry, Upstream
@@ -15,7 +14,6 @@ class UpstreamRegistry:
         self._upstreams: dict[str, Upstream] = {}
         # Sources whose upstreams are computed on demand (e.g. peers' rented nodes).
         self._dynamic: list[Callable[[], Iterable[Upstream]]] = []
-        self._stale_refreshers: list[Callable[[], asyncio.Future[None] | None]] = []
 
     def add(self, upstream: Upstream) -> None:
         self._upstreams[upstream.key] = upstream
@@ -34,11 +32,8 @@ class UpstreamRegistry:
         for source in self._dynamic:
             found.extend(source())
         if local_only:
-            found = [u for u in found if u.kind != "peer" and not getattr(u, "remote", False)]
+            found = [u for u in found if u.kind != "peer" and not u.remote]
         return found
-
-    def of_kind(self, kind: str) -> list[Upstream]:
-        return [u for u in self._upstreams.values() if u.kind == kind]
 
     def inventory(self, *, local_only: bool = False) -> dict[str, list[tuple[Upstream, ModelEntry]]]:
         """canonical model name -> every (upstream, entry) that serves it."""
