@@ -25,6 +25,7 @@ from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
+from app.services.translate.lines import LineTooLong
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import StreamTranslator, make_stream_translator
 from app.services.translate.shapes import Api, Operation, canonical_model, error_body, wants_stream
@@ -58,28 +59,38 @@ class StreamSession:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         translator = self.translator
-        out = translator.feed(self.opened.first_chunk)
-        if out:
-            yield out
+        mid_line = False  # a passed-through line the upstream cut before its newline
         try:
+            out = translator.feed(self.opened.first_chunk)
+            if out:
+                mid_line = not out.endswith(b"\n")
+                yield out
             async for chunk in self.opened.rest:
                 out = translator.feed(chunk)
                 if out:
+                    mid_line = not out.endswith(b"\n")
                     yield out
+        except LineTooLong as exc:
+            self.state, self.error = "failed", exc.message
+            yield self._error_chunk(exc.message, mid_line)
+            return
         except (httpx.HTTPError, ValueError) as exc:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
-            yield self._error_chunk("the upstream stream broke before it finished")
+            yield self._error_chunk("the upstream stream broke before it finished", mid_line)
             return
         tail = translator.finish()
         if tail:
+            mid_line = not tail.endswith(b"\n")
             yield tail
         if not translator.finished_cleanly:
             self.state, self.error = "failed", "upstream stream ended without its final chunk"
-            yield self._error_chunk("the upstream stream ended before it finished")
+            yield self._error_chunk("the upstream stream ended before it finished", mid_line)
 
-    def _error_chunk(self, message: str) -> bytes:
+    def _error_chunk(self, message: str, mid_line: bool) -> bytes:
+        # The error goes on a line of its own, so the caller's line reader can parse it.
         body = json.dumps(error_body(self._client_api, message, status=502)).encode()
-        return b"data: " + body + b"\n\n" if self._client_api == "openai" else body + b"\n"
+        line = b"data: " + body + b"\n\n" if self._client_api == "openai" else body + b"\n"
+        return b"\n" + line if mid_line else line
 
     async def close(self, *, cancelled: bool = False) -> None:
         if self._closed:

@@ -97,12 +97,20 @@ class Emitter:
         if self.sent and opts.tokens_per_s > 0:
             await asyncio.sleep(1.0 / opts.tokens_per_s)
         try:
+            if opts.fail_mode == "long_line" and self.sent == 1:
+                await self._long_line(opts.long_line_bytes)
             await self.response.write(data)
         except ConnectionError:
             self.alive = False
             return False
         self.sent += 1
         return True
+
+    async def _long_line(self, size: int) -> None:
+        piece = b"x" * 65536
+        for _ in range(size // len(piece)):
+            await self.response.write(piece)
+        await self.response.write(b"\n")
 
     async def finish(self) -> web.StreamResponse:
         if self.alive:

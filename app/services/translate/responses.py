@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from app.services.translate.lines import LineBuffer
 from app.services.translate.shapes import Api, Operation
 
 
@@ -35,28 +36,24 @@ def _ndjson(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
-class _LineSplitter:
-    def __init__(self) -> None:
-        self._carry = b""
-
-    def lines(self, chunk: bytes) -> list[bytes]:
-        parts = (self._carry + chunk).split(b"\n")
-        self._carry = parts.pop()
-        return [p.strip() for p in parts if p.strip()]
-
-
 class StreamTranslator:
     content_type = "application/x-ndjson"
 
     def __init__(self) -> None:
         self.usage = Usage()
         self.finished_cleanly = False
+        self._splitter = LineBuffer()
 
     def feed(self, chunk: bytes) -> bytes:
+        return self.on_lines(self._splitter.feed(chunk))
+
+    def on_lines(self, lines: list[bytes]) -> bytes:
         raise NotImplementedError
 
     def finish(self) -> bytes:
-        return b""
+        """What the caller gets from a last line the upstream did not end with a newline."""
+        rest = self._splitter.rest()
+        return self.on_lines([rest]) if rest else b""
 
 
 class PassThrough(StreamTranslator):
@@ -64,13 +61,30 @@ class PassThrough(StreamTranslator):
         super().__init__()
         self.api = api
         self.content_type = "text/event-stream" if api == "openai" else "application/x-ndjson"
-        self._splitter = _LineSplitter()
+        self._held = bytearray()
 
     def feed(self, chunk: bytes) -> bytes:
-        # Splitting is one C call per chunk; only lines that can end the stream are parsed.
-        for line in self._splitter.lines(chunk):
+        # Splitting searches each chunk once; only lines that can end the stream are parsed.
+        self.on_lines(self._splitter.feed(chunk))
+        # Whole lines only go out, so a stream failed mid-line (by the line cap or a cut) leaves the
+        # caller no half line; what is held back is bounded by the line buffer's cap.
+        end = chunk.rfind(b"\n") + 1
+        if not end:
+            self._held += chunk
+            return b""
+        out = bytes(self._held) + chunk[:end] if self._held else chunk[:end]
+        self._held[:] = chunk[end:]
+        return out
+
+    def on_lines(self, lines: list[bytes]) -> bytes:
+        for line in lines:
             self._inspect(line)
-        return chunk
+        return b""
+
+    def finish(self) -> bytes:
+        super().finish()  # reads the usage of a last line that had no newline
+        held, self._held = bytes(self._held), bytearray()
+        return held
 
     def _inspect(self, line: bytes) -> None:
         if self.api == "openai":
@@ -98,13 +112,12 @@ class OpenAIToOllama(StreamTranslator):
         super().__init__()
         self._pieces = 0
         self.operation, self.model = operation, model
-        self._splitter = _LineSplitter()
         self._finish_reason: str | None = None
         self._started = time.monotonic_ns()
 
-    def feed(self, chunk: bytes) -> bytes:
+    def on_lines(self, lines: list[bytes]) -> bytes:
         out = bytearray()
-        for line in self._splitter.lines(chunk):
+        for line in lines:
             if not line.startswith(b"data:"):
                 continue
             payload = line[5:].strip()
@@ -154,7 +167,6 @@ class OllamaToOpenAI(StreamTranslator):
     def __init__(self, operation: Operation, model: str, include_usage: bool) -> None:
         super().__init__()
         self.operation, self.model, self.include_usage = operation, model, include_usage
-        self._splitter = _LineSplitter()
         self._id = f"{'chatcmpl' if operation == 'chat' else 'cmpl'}-{time.time_ns():x}"
         self._created = int(time.time())
         self._sent_role = False
@@ -171,9 +183,9 @@ class OllamaToOpenAI(StreamTranslator):
             obj["usage"] = usage
         return _sse(obj)
 
-    def feed(self, chunk: bytes) -> bytes:
+    def on_lines(self, lines: list[bytes]) -> bytes:
         out = bytearray()
-        for line in self._splitter.lines(chunk):
+        for line in lines:
             obj = json.loads(line)
             if obj.get("error"):
                 raise ValueError(str(obj["error"]))
