@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.environment import reread_environment
 from app.home import Home
 from app.services.cluster.attach import attach_cluster
 from app.services.hf import attach_hf
@@ -11,6 +12,9 @@ from app.services.rented import attach_rented
 
 def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | None = None,
                name: str | None = None, mdns: bool | None = None) -> Node:
+    # A node's snapshot of the environment is taken when it is built, so a process that builds
+    # nodes one after another (the tray's tests, the demo) gives each the environment of its time.
+    reread_environment()
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
     node.rented = attach_rented(node)
     node.hf, node.hf_rented = attach_hf(node)  # after rented: its lifecycle drives the rented nodes
