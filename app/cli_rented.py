@@ -201,4 +201,9 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
                     "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
                     "cost"):
             print(f"{key:>16}: {row.get(key)}")
+        for key in ("hf_stage", "hf_job", "window_ends_at", "ended_by"):  # a batch window's
+            if row.get(key) is not None:
+                print(f"{key:>16}: {row.get(key)}")
+        for line in row.get("last_log_lines") or []:
+            print(f"{'log':>16}: {line}")
     return 0

@@ -13,6 +13,8 @@ from typing import Any
 
 from app.cli_common import home_of, on_off, print_json
 from app.cli_rented import TIMEOUT_S, add_cost_controls, report
+from app.cli_rented_jobs import add_commands as add_job_commands
+from app.cli_rented_jobs import cmd_create_job
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
 from app.services.hf.models import ENGINES
@@ -34,14 +36,21 @@ def register(sub: Any) -> None:
 
 
 def add_commands(rsub: Any) -> None:
-    create = rsub.add_parser("create", help="rent a GPU: create a Hugging Face endpoint and attach it")
+    create = rsub.add_parser("create", help="rent a GPU: create a Hugging Face endpoint (or, with --provider "
+                                            "huggingface-job, a batch window) and attach it")
     create.add_argument("name", help="rented node name (also the endpoint's name unless --endpoint-name)")
     create.add_argument("--model", required=True, help="Hugging Face repository id (OWNER/NAME)")
     create.add_argument("--gpu", help="instance type (nvidia-l4), 'type size' (nvidia-l4 x4) or a compute id; "
                                       "default: the cheapest available GPU")
     create.add_argument("--region")
     create.add_argument("--vendor")
-    create.add_argument("--engine", choices=list(ENGINES))
+    create.add_argument("--provider", choices=("huggingface-endpoint", "huggingface-job"),
+                        default="huggingface-endpoint",
+                        help="huggingface-job: a batch window (a Job for a fixed time, hard stop by HF)")
+    create.add_argument("--window", help="batch window length (required for huggingface-job): 30m, 2h, 1d")
+    create.add_argument("--idle-stop-min", type=float,
+                        help="batch window: cancel the job after this many minutes without work")
+    create.add_argument("--engine", choices=sorted({*ENGINES, "sglang"}))
     create.add_argument("--namespace", help="account or organisation (default: the token's user)")
     create.add_argument("--endpoint-name")
     create.add_argument("--task")
@@ -54,6 +63,7 @@ def add_commands(rsub: Any) -> None:
     create.add_argument("--yes", action="store_true", help="create without asking")
     create.add_argument("--json", action="store_true")
     create.set_defaults(handler=cmd_create)
+    add_job_commands(rsub)
     for action, text in (("pause", "pause the endpoint (no charge; needs a resume)"), ("resume", "resume it")):
         parser = rsub.add_parser(action, help=text)
         parser.add_argument("name")
@@ -111,6 +121,11 @@ def ask(question: str) -> str:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
+    if args.provider == "huggingface-job":
+        return cmd_create_job(args, ask)
+    if args.window is not None or args.idle_stop_min is not None:
+        raise ConfigError("--window and --idle-stop-min are for batch windows (--provider huggingface-job); an "
+                          "endpoint pauses instead (--idle-pause-min)")
     client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
     params = create_params(args)
     plan = client.call("POST", "/hf/rented/plan", params)

@@ -2,24 +2,37 @@
 
 An exposed port is https://127.0.0.1:P/jobs-expose/<jobid>--<port>, an OpenAI-compatible tiny
 server answering to the job's model (see Job.served_model). It needs a Bearer token of a user with
-access to the job's namespace unless the port is in portsPublic; 503 while SCHEDULING, 404 once the
-job has ended.
+access to the job's namespace unless the port is in portsPublic; 503 while SCHEDULING or while the
+server loads its model, 404 once the job has ended. With ``refuse_public_ports`` set, any spec that
+asks for a public port is refused (tests prove the client never asks).
+
+GET /api/jobs/{ns}/{id}/logs[?tail=N] is Server-Sent Events: ``data: {"data": line, "timestamp": iso}``
+for each line so far, then new lines as they come, a ``: keep-alive`` comment when quiet, and the end
+of the stream once the job has ended.
+
+Simulator control: POST /_sim/jobs/load-errors {"model": REPO, "message": TEXT} makes every job
+serving REPO fail while loading (ERROR with TEXT); {"model": REPO} alone clears it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
+import time
 from typing import Any
 
 from aiohttp import web
 
 from app.simulator import fixtures
-from app.simulator.httputil import BadBody, bearer, hf_error, read_body, unauthorized
+from app.simulator.httputil import BadBody, bearer, hf_error, iso_of, read_body, unauthorized
 from app.simulator.jobs_model import TERMINAL, Job
 from app.simulator.state import SimState, sim
 from app.simulator.tokens import JOBS, check
 
 _LABEL = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+LOG_POLL_S = 0.05
+KEEP_ALIVE_S = 30.0
 
 
 def _validate(spec: dict[str, Any], state: SimState) -> str | None:
@@ -38,10 +51,12 @@ def _validate(spec: dict[str, Any], state: SimState) -> str | None:
             isinstance(k, str) and isinstance(v, str) and _LABEL.match(k) and _LABEL.match(v)
             for k, v in labels.items()):
         return "Labels keys and values must be 1-100 characters of [A-Za-z0-9._-]"
-    return _validate_expose(spec.get("expose") or {})
+    return _validate_expose(spec.get("expose") or {}, state)
 
 
-def _validate_expose(expose: dict[str, Any]) -> str | None:
+def _validate_expose(expose: dict[str, Any], state: SimState) -> str | None:
+    if state.settings.refuse_public_ports and expose.get("portsPublic"):
+        return "portsPublic refused: this simulator is set to refuse public ports (refuse_public_ports)"
     ports = [*(expose.get("ports") or []), *(expose.get("portsPublic") or [])]
     if not all(isinstance(p, int) and 1 <= p <= 65535 for p in ports):
         return "Exposed ports must be integers between 1 and 65535"
@@ -59,6 +74,16 @@ def _guard(request: web.Request) -> tuple[SimState, str] | web.Response:
 def _find(state: SimState, namespace: str, job_id: str) -> Job | web.Response:
     job = state.jobs.get(namespace, job_id)
     return hf_error(404, f"Job {job_id} not found") if job is None else job
+
+
+def _guarded_job(request: web.Request) -> tuple[SimState, Job] | web.Response:
+    """The token may act on the namespace, and the job is there: (state, job); else HF's error answer."""
+    guarded = _guard(request)
+    if isinstance(guarded, web.Response):
+        return guarded
+    state, namespace = guarded
+    job = _find(state, namespace, request.match_info["job_id"])
+    return job if isinstance(job, web.Response) else (state, job)
 
 
 async def run_job(request: web.Request) -> web.StreamResponse:
@@ -100,22 +125,18 @@ async def count_jobs(request: web.Request) -> web.StreamResponse:
 
 
 async def inspect_job(request: web.Request) -> web.StreamResponse:
-    guarded = _guard(request)
-    if isinstance(guarded, web.Response):
-        return guarded
-    state, namespace = guarded
-    job = _find(state, namespace, request.match_info["job_id"])
-    return job if isinstance(job, web.Response) else web.json_response(state.jobs.to_json(job))
+    found = _guarded_job(request)
+    if isinstance(found, web.Response):
+        return found
+    state, job = found
+    return web.json_response(state.jobs.to_json(job))
 
 
 async def cancel_job(request: web.Request) -> web.StreamResponse:
-    guarded = _guard(request)
-    if isinstance(guarded, web.Response):
-        return guarded
-    state, namespace = guarded
-    job = _find(state, namespace, request.match_info["job_id"])
-    if isinstance(job, web.Response):
-        return job
+    found = _guarded_job(request)
+    if isinstance(found, web.Response):
+        return found
+    state, job = found
     if job.stage not in TERMINAL:
         state.jobs.set_stage(job, "CANCELED", message="Canceled by user")
     await state.upstreams.close_tiny(job.tiny)
@@ -124,20 +145,17 @@ async def cancel_job(request: web.Request) -> web.StreamResponse:
 
 
 async def _update_spec(request: web.Request, key: str) -> web.StreamResponse:
-    guarded = _guard(request)
-    if isinstance(guarded, web.Response):
-        return guarded
-    state, namespace = guarded
-    job = _find(state, namespace, request.match_info["job_id"])
-    if isinstance(job, web.Response):
-        return job
+    found = _guarded_job(request)
+    if isinstance(found, web.Response):
+        return found
+    state, job = found
     try:
         body = await read_body(request)
     except BadBody as exc:
         return hf_error(400, str(exc))
     if key == "expose":
         expose = {"ports": body.get("ports") or [], "portsPublic": body.get("portsPublic") or []}
-        error = _validate_expose(expose)
+        error = _validate_expose(expose, state)
         if error:
             return hf_error(400, error)
         job.spec["expose"] = expose
@@ -173,6 +191,8 @@ async def exposed_port(request: web.Request) -> web.StreamResponse:
     state.jobs.advance(job)
     if job.stage == "SCHEDULING":
         return hf_error(503, "Job is not running yet")
+    if job.stage == "RUNNING" and not job.ready:
+        return hf_error(503, "Job is starting: the server is not ready yet")
     if job.stage in TERMINAL:
         return hf_error(404, f"Job is {job.stage.lower()}")
     if job.tiny is None:
@@ -183,13 +203,60 @@ async def exposed_port(request: web.Request) -> web.StreamResponse:
     return await state.upstreams.relay(request, url)
 
 
+async def logs(request: web.Request) -> web.StreamResponse:
+    found = _guarded_job(request)
+    if isinstance(found, web.Response):
+        return found
+    state, job = found
+    tail = request.query.get("tail")
+    sent = max(0, len(job.logs) - int(tail)) if tail and tail.isdigit() else 0
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    quiet_since = time.monotonic()
+    while True:
+        state.jobs.advance(job)
+        lines = job.logs[sent:]
+        sent += len(lines)
+        for wall, text in lines:
+            event = json.dumps({"data": text, "timestamp": iso_of(wall)})
+            await response.write(f"data: {event}\n\n".encode())
+        if job.stage in TERMINAL or state.closing.is_set():
+            break
+        if lines:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= KEEP_ALIVE_S:
+            await response.write(b": keep-alive\n\n")
+            quiet_since = time.monotonic()
+        await asyncio.sleep(LOG_POLL_S)
+    await response.write_eof()
+    return response
+
+
+async def load_errors(request: web.Request) -> web.StreamResponse:
+    state = sim(request)
+    try:
+        body = await read_body(request)
+    except BadBody as exc:
+        return hf_error(400, str(exc))
+    model = body.get("model")
+    if not isinstance(model, str):
+        return hf_error(400, "model is required")
+    if isinstance(body.get("message"), str):
+        state.jobs.load_errors[model] = body["message"]
+    else:
+        state.jobs.load_errors.pop(model, None)
+    return web.json_response(state.jobs.load_errors)
+
+
 def add_routes(app: web.Application) -> None:
+    app.router.add_post("/_sim/jobs/load-errors", load_errors)
     app.router.add_get("/api/jobs/hardware", hardware)
     app.router.add_post("/api/jobs/{namespace}", run_job)
     app.router.add_get("/api/jobs/{namespace}", list_jobs)
     app.router.add_get("/api/jobs/{namespace}/count", count_jobs)
     app.router.add_get("/api/jobs/{namespace}/{job_id}", inspect_job)
     app.router.add_post("/api/jobs/{namespace}/{job_id}/cancel", cancel_job)
+    app.router.add_get("/api/jobs/{namespace}/{job_id}/logs", logs)
     app.router.add_put("/api/jobs/{namespace}/{job_id}/expose", expose)
     app.router.add_put("/api/jobs/{namespace}/{job_id}/labels", labels)
     app.router.add_route("*", r"/jobs-expose/{job_id:[0-9a-f]{24}}--{port:\d+}/{tail:.*}", exposed_port)

@@ -3,19 +3,23 @@
 Stage changes are evaluated lazily at the instant they were due, like endpoints. Scheduling lasts
 job_scheduling_s; a job runs until canceled, until job_run_s (when set) or until its timeout, which
 is in HF seconds and scaled to simulated time (timeoutSeconds / 60 × minute_s), then ERROR.
+A running job's server first loads its model for job_loading_s (its exposed port answers 503 until
+then); a model listed in ``load_errors`` fails there instead: ERROR with that message, and a
+traceback in the logs. Every job keeps log lines (wall time, text) for the SSE logs route.
 Billing: RUNNING time, per started minute, at the flavor's price plus the $0.01/h job fee.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.simulator import fixtures
 from app.simulator.endpoints_model import creator
-from app.simulator.httputil import hex_id, now_iso
+from app.simulator.httputil import hex_id, iso_of
 from app.simulator.ledger import Ledger, Meter
 from app.simulator.settings import SimSettings
 from app.tinymodel import RunningTiny
@@ -35,13 +39,15 @@ class Job:
     created: float
     stage: str = "SCHEDULING"
     message: str | None = None
-    created_at: str = field(default_factory=now_iso)
+    created_at: str = ""
     started_at: str | None = None
     finished_at: str | None = None
     running_since: float | None = None
     first_run_at: float | None = None
     running_secs: float = 0.0
     tiny: RunningTiny | None = None
+    ready: bool = False  # the server finished loading: the exposed port answers
+    logs: list[tuple[float, str]] = field(default_factory=list)  # (wall time, line)
 
     @property
     def key(self) -> str:
@@ -74,6 +80,14 @@ class JobBook:
         self.base_url = ""
         self.prices = fixtures.job_flavor_prices()
         self._jobs: dict[str, Job] = {}
+        self.load_errors: dict[str, str] = {}  # model -> the error its server dies with while loading
+
+    def wall(self, at: float) -> float:
+        """The wall time of monotonic instant ``at`` (stages are settled lazily, after the fact)."""
+        return time.time() - (self.clock() - at)
+
+    def log(self, job: Job, at: float, *lines: str) -> None:
+        job.logs.extend((self.wall(at), line) for line in lines)
 
     def price(self, job: Job) -> float:
         return round(self.prices.get(str(job.spec.get("flavor")), 0.0) + fixtures.JOB_FLAT_FEE_PER_HOUR, 6)
@@ -83,7 +97,8 @@ class JobBook:
 
     def add(self, namespace: str, user: str, spec: dict[str, Any]) -> Job:
         now = self.clock()
-        job = Job(id=hex_id(), namespace=namespace, user=user, spec=spec, since=now, created=now)
+        job = Job(id=hex_id(), namespace=namespace, user=user, spec=spec, since=now, created=now,
+                  created_at=iso_of(self.wall(now)))
         self._jobs[job.id] = job
         self._meter(job)
         return job
@@ -111,14 +126,19 @@ class JobBook:
             meter.open("RUNNING", at, self.price(job))
             job.running_since = at
             job.first_run_at = at
-            job.started_at = now_iso()
+            job.started_at = iso_of(self.wall(at))
+            self.log(job, at, f"===== Job started at {job.started_at} =====",
+                     f"Pulling {job.spec.get('dockerImage') or job.spec.get('spaceId')}",
+                     f"Loading model {job.served_model()}")
         else:
             meter.close(at)
             if job.running_since is not None:
                 job.running_secs += at - job.running_since
                 job.running_since = None
         if stage in TERMINAL:
-            job.finished_at = now_iso()
+            job.finished_at = iso_of(self.wall(at))
+            if message:
+                self.log(job, at, message)
         job.stage, job.since, job.message = stage, at, message
 
     def timeout_s(self, job: Job) -> float:
@@ -129,6 +149,18 @@ class JobBook:
         now, s = self.clock(), self.settings
         if job.stage == "SCHEDULING" and now >= job.since + s.job_scheduling_s:
             self.set_stage(job, "RUNNING", job.since + s.job_scheduling_s)
+        if job.stage == "RUNNING" and not job.ready and job.first_run_at is not None:
+            loaded_at = job.first_run_at + s.job_loading_s
+            if now >= loaded_at and loaded_at < job.since + self.timeout_s(job):
+                error = self.load_errors.get(job.served_model())
+                if error is not None:
+                    self.log(job, loaded_at, "Traceback (most recent call last):",
+                             '  File "/usr/local/bin/serve", line 8, in <module>', f"RuntimeError: {error}")
+                    self.set_stage(job, "ERROR", loaded_at, f"Job failed with exit code: 1. {error}")
+                    return
+                job.ready = True
+                self.log(job, loaded_at, "INFO:     Application startup complete.",
+                         f"INFO:     Uvicorn running on http://0.0.0.0:{(job.ports or [8000])[0]}")
         if job.stage == "RUNNING":
             timeout_at = job.since + self.timeout_s(job)
             done_at = job.since + s.job_run_s if s.job_run_s is not None else None

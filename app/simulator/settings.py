@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 # Settings that POST /_sim/settings may change while running (the rest are fixed at start).
-LIVE_SETTINGS = ("pending_s", "initializing_s", "job_scheduling_s", "job_run_s", "minute_s")
+LIVE_SETTINGS = ("pending_s", "initializing_s", "job_scheduling_s", "job_run_s", "job_loading_s", "minute_s")
 
 
 @dataclass
@@ -26,6 +26,10 @@ class SimSettings:
     job_scheduling_s: float = 0.5
     # How long a job runs before COMPLETED; None = until canceled or timed out (a server job).
     job_run_s: float | None = None
+    # How long a running job's server loads its model before its exposed port answers (jobs_model.py).
+    job_loading_s: float = 0.0
+    # Refuse any job spec that asks for a public port (tests prove Pairwise never does).
+    refuse_public_ports: bool = False
     minute_s: float = 60.0
     namespace: str = "demo-user"
     org: str = "demo-org"

@@ -25,7 +25,7 @@ def test_job_exposed_port_as_a_rented_node(sim_factory: Any, node_factory: Any) 
     sim: SimulatorThread = sim_factory(minute_s=0.2)
     with hf_http(sim) as http:
         job = http.post("/api/jobs/demo-user", json={
-            "flavor": "l4x1", "dockerImage": "vllm/vllm-openai", "timeoutSeconds": 1800,
+            "flavor": "l4x1", "dockerImage": "vllm/vllm-openai", "timeoutSeconds": 36000,  # 2 min at 0.2 s a minute
             "command": ["vllm", "serve", JOB_MODEL, "--port", "8000"], "expose": {"ports": [8000]},
         }).json()
         url = wait_until(lambda: (http.get(f"/api/jobs/demo-user/{job['id']}").json()["status"]

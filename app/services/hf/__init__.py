@@ -13,6 +13,7 @@
     lifecycle.py HfLifecycle: state polling, drift, billed minutes, idle pause, owed pauses
     hooks.py     HfHooks: wake on request, budget pause, pause on exit, reconcile at start
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
+    jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, routes, attach
     routes.py    control routes under /_pairwise/v1/hf
 
 ``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.services.hf.hooks import HfHooks
+from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.records import FILE_NAME, EndpointRecords
 from app.services.hf.rented_ops import HfRented
@@ -51,6 +53,7 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
         node.start_hooks.append(hooks.reconcile_at_start)
         node.stop_last.append(lifecycle.stop)
+        attach_jobs(node, service, manager)  # batch windows (jobs_*.py)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client
     return service, ops
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -20,6 +21,7 @@ import httpx
 
 from app.services.hf.catalog import CatalogModel, matching, parse_legacy, parse_v1, v1_catalog_url
 from app.services.hf.errors import HfError, HfNotFound, HfUnavailable, error_for
+from app.services.hf.jobs_models import JobInfo
 from app.services.hf.models import EndpointInfo, HardwareRow, flatten_hardware
 from app.services.hf.tuning import HfTuning
 from app.services.outbound import make_client
@@ -249,3 +251,72 @@ class HuggingFaceClient:
     async def scale_to_zero(self, namespace: str, name: str) -> EndpointInfo:
         return await self._endpoint("POST", namespace, name, f"scaling endpoint {namespace}/{name} to zero",
                                     "scale-to-zero")
+
+    # -- jobs (hf-api.md §4) -------------------------------------------------------------------------------------
+
+    def _job_url(self, namespace: str, job_id: str | None = None, action: str | None = None) -> str:
+        url = f"{self.urls.hub}/api/jobs/{_seg(namespace)}"
+        if job_id is not None:
+            url += f"/{_seg(job_id)}"
+        if action is not None:
+            url += f"/{action}"
+        return url
+
+    async def _job(self, method: str, namespace: str, what: str, job_id: str | None = None,
+                   action: str | None = None, **kw: Any) -> JobInfo:
+        data = await self._json(method, self._job_url(namespace, job_id, action), what, **kw)
+        try:
+            return JobInfo.parse(namespace, data)
+        except ValueError as exc:
+            raise HfError(f"{what}: Hugging Face's answer is not a job ({exc})") from exc
+
+    async def run_job(self, namespace: str, body: dict[str, Any]) -> JobInfo:
+        # Not retried after an answer was lost: a second POST would start (and bill) a second job; the
+        # labels let reconcile find the first one.
+        return await self._job("POST", namespace, f"running a job in {namespace}", json=body)
+
+    async def get_job(self, namespace: str, job_id: str) -> JobInfo:
+        return await self._job("GET", namespace, f"reading job {namespace}/{job_id}", job_id)
+
+    async def cancel_job(self, namespace: str, job_id: str) -> JobInfo:
+        return await self._job("POST", namespace, f"canceling job {namespace}/{job_id}", job_id, "cancel")
+
+    async def list_jobs(self, namespace: str, labels: dict[str, str] | None = None) -> list[JobInfo]:
+        params = {"label": [f"{k}={v}" for k, v in (labels or {}).items()]}
+        data = await self._json("GET", self._job_url(namespace), f"listing jobs of {namespace}", params=params)
+        found = []
+        for item in data if isinstance(data, list) else []:
+            try:
+                found.append(JobInfo.parse(namespace, item))
+            except ValueError:
+                continue
+        return found
+
+    async def job_logs(self, namespace: str, job_id: str, *, tail: int | None = None,
+                       idle_s: float | None = None) -> AsyncIterator[tuple[str, str]]:
+        """The job's log lines as (timestamp, text) from its SSE stream, until the stream ends (the job
+        ended) or, with ``idle_s``, until no line came for that long (what is there so far)."""
+        url = self._job_url(namespace, job_id, "logs")
+        headers = {"authorization": f"Bearer {self._token}", "user-agent": "pairwise", "accept": "text/event-stream"}
+        params = {"tail": tail} if tail is not None else None
+        what = f"reading the logs of job {namespace}/{job_id}"
+        try:
+            async with self._http.stream("GET", url, headers=headers, params=params,
+                                         timeout=httpx.Timeout(self.tuning.request_timeout_s, read=idle_s)) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise error_for(response, what)
+                async for line in response.aiter_lines():
+                    if not line.startswith("data: {"):
+                        continue  # keep-alive comments and blank separators
+                    try:
+                        event = json.loads(line[len("data: "):])
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict) and isinstance(event.get("data"), str):
+                        yield str(event.get("timestamp") or ""), event["data"]
+        except httpx.ReadTimeout:
+            if idle_s is None:
+                raise HfUnavailable(f"{what}: the stream stopped answering") from None
+        except httpx.HTTPError as exc:
+            raise HfUnavailable(f"{what}: could not be reached ({type(exc).__name__})") from None

@@ -15,6 +15,8 @@ A controller registers callables on ``RentedManager.hooks``; Pairwise calls them
 - ``on_sponsor_exit``: ``async (node) -> None`` for each node with ``pause_on_sponsor_exit``, run
   first when the sponsor stops (while the network is still up).
 - ``on_detach``: ``async (node) -> None`` before a node is detached.
+- ``row_extras``: ``(node) -> dict``, merged into the node's local row (``rented show``): what a
+  controller knows that the declaration does not (a batch window's stage and end).
 - ``resolvers``: ``async (decl: RentedDecl, token: str | None) -> RentedDecl``; called on attach,
   apply and start for a ``huggingface-endpoint`` declared by ``endpoint: NS/NAME``: fill ``url``,
   ``gpu``, ``price_per_hour`` from the provider's API (and set state through the manager after).
@@ -50,6 +52,7 @@ class LifecycleHooks:
     on_sponsor_exit: list[NodeHook] = field(default_factory=list)
     on_detach: list[NodeHook] = field(default_factory=list)
     resolvers: list[Resolver] = field(default_factory=list)
+    row_extras: list[Callable[[RentedUpstream], dict[str, Any]]] = field(default_factory=list)
     # Set by the manager: called when a request's first byte arrived (starts the cost meter).
     began: Callable[[RentedUpstream, str], None] = lambda node, job_id: None
 

@@ -258,7 +258,10 @@ class RentedManager:
 
     def show(self, name: str) -> dict[str, Any]:
         node = self.get(name)
-        return local_row(node, self.meter.totals(name))
+        row = local_row(node, self.meter.totals(name))
+        for extra in self.hooks.row_extras:
+            row.update(extra(node))
+        return row
 
     def list(self) -> builtins.list[dict[str, Any]]:
         return [self.show(name) for name in sorted(self.nodes)]

@@ -17,7 +17,7 @@ Runtime state (driven by probes and by lifecycle controllers such as the HF adap
 ``hf_state``/``hf_message`` (set with ``set_hf_state``), ``credential_error``, ``block_reason``
 (a controller's veto, e.g. "drifted"), ``public`` (answers without a credential),
 ``last_error``. ``status() -> (state, reason)`` with state one of eligible | cold | paused |
-starting | unhealthy | ineligible; ``ineligible_reason()`` / ``ineligible_reason_for(caller)``
+starting | unhealthy | ended (a batch window is over) | ineligible; ``ineligible_reason()`` / ``ineligible_reason_for(caller)``
 and ``policy()`` are what the planner reads.
 """
 
@@ -49,6 +49,9 @@ HF_STATES = {
     "paused": "paused",
     "pending": "starting", "initializing": "starting", "updating": "starting",
     "failed": "unhealthy", "updateFailed": "unhealthy",
+    # A Hugging Face Job (a batch window): LOADING is RUNNING before the exposed port answers.
+    "SCHEDULING": "starting", "LOADING": "starting", "UPDATING": "starting", "RUNNING": "eligible",
+    "ERROR": "unhealthy", "TIMED_OUT": "ended", "COMPLETED": "ended", "CANCELED": "ended", "DELETED": "ended",
 }
 WARMING_WORDS = ("starting", "loading", "initializ", "scale up", "scaling", "warming", "cold", "not ready")
 
@@ -163,6 +166,8 @@ class RentedUpstream(Upstream):
             return "unhealthy", self.scrub(self.hf_message or self.last_error or "the provider reports a failure")
         if base == "cold":
             return "cold", "scaled to zero: the next request waits for a cold start"
+        if base == "ended":
+            return "ended", self.scrub(self.hf_message or "the batch window has ended")
         return "eligible", None
 
     def scrub(self, text: str) -> str:

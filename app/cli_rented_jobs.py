@@ -1,0 +1,126 @@
+"""`pairwise rented create --provider huggingface-job`, `rented logs`, `rented stop`, `rented extend`:
+batch windows on Hugging Face Jobs (a GPU for a fixed time, with a hard stop HF enforces).
+
+`rented create` stays one command (cli_rented_hf.py); with ``--provider huggingface-job`` it comes
+here, shows the whole window's cost against the caps, says that idle stop and caps CANCEL the job,
+and asks before anything bills.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from app.cli_common import home_of, on_off, print_json
+from app.control_client import ControlClient
+from app.services.errors import PairwiseError
+
+TIMEOUT_S = 120.0
+
+
+def add_commands(rsub: Any) -> None:
+    logs = rsub.add_parser("logs", help="a batch window's job logs (why a model failed to load)")
+    logs.add_argument("name")
+    logs.add_argument("--follow", action="store_true", help="keep streaming until the job ends")
+    logs.add_argument("--tail", type=int, help="start from the last N lines")
+    logs.set_defaults(handler=cmd_logs)
+    stop = rsub.add_parser("stop", help="end a batch window now (cancels its job on Hugging Face)")
+    stop.add_argument("name")
+    stop.add_argument("--json", action="store_true")
+    stop.set_defaults(handler=cmd_stop)
+    extend = rsub.add_parser("extend", help="(refused: a Hugging Face Job cannot be lengthened)")
+    extend.add_argument("name")
+    extend.add_argument("--window", help="ignored: HF has no call to extend a job")
+    extend.set_defaults(handler=cmd_extend)
+
+
+def job_params(args: argparse.Namespace) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": args.name, "model": args.model, "window": args.window}
+    for key in ("gpu", "engine", "namespace", "use", "cold_start_s"):
+        if getattr(args, key, None) is not None:
+            params[key] = getattr(args, key)
+    idle = args.idle_stop_min if args.idle_stop_min is not None else args.idle_pause_min
+    if idle is not None:
+        params["idle_pause_min"] = idle
+    if args.share:
+        params["share_with_cluster"] = True
+    if args.pause_on_exit is not None:
+        params["pause_on_sponsor_exit"] = on_off(args.pause_on_exit)
+    for flag, key in (("budget_usd_per_day", "usd_per_day"), ("budget_usd_per_month", "usd_per_month")):
+        if getattr(args, flag) is not None:
+            params[key] = getattr(args, flag)
+    return params
+
+
+def describe_window(plan: dict[str, Any]) -> str:
+    budget = plan["budget"]
+    caps = []
+    for period in ("day", "month"):
+        cap = budget.get(f"usd_per_{period}")
+        if cap is not None:
+            caps.append(f"${cap:.2f} per UTC {period} (${budget.get(f'left_{period}_usd', cap):.2f} left)")
+    idle = plan.get("idle_stop_min")
+    lines = [
+        f"Start a batch window: Hugging Face Job in {plan['namespace']} as rented node {plan['name']}",
+        f"  model:   {plan['model']} served by {plan['engine']} ({plan['image']})",
+        f"  GPU:     {plan['gpu']} ({plan['gpu_description']})",
+        f"  window:  {plan['window']}: Hugging Face stops the job then, even if this machine is gone",
+        f"  cost:    ${plan['window_cost_usd']:.2f} for the whole window = {plan['window_minutes']} min x "
+        f"${plan['price_per_hour']:.2f}/h (${plan['hardware_per_hour']:.2f}/h GPU + "
+        f"${plan['port_fee_per_hour']:.2f}/h exposed port), billed per minute from the job's start",
+        "  budget:  " + ("; ".join(caps) if caps else "no cap (set one with --budget-usd-per-day)"),
+        "  stops:   " + (f"idle stop after {idle:g} min without work; " if idle is not None else "")
+        + ("the sponsor's exit; " if plan.get("pause_on_exit") else "") + "a budget cap; the window's end",
+        "  NOTE:    idle stop, budget caps and exit CANCEL the job (a window cannot pause): a later batch starts "
+        "a new window and loads the model again",
+        f"  access:  {plan['access']}; routing policy {plan['use']}",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_create_job(args: argparse.Namespace, ask: Any) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    params = job_params(args)
+    plan = client.call("POST", "/hf/jobs/plan", params)
+    if not args.yes:
+        print(describe_window(plan))
+        if ask("Start it? Billing starts now. [y/N]").lower() not in ("y", "yes"):
+            print("not started")
+            return 1
+    row = client.call("POST", "/hf/jobs", params)
+    if args.json:
+        print_json(row)
+    else:
+        print(f"rented node {row['name']}: job {row.get('hf_job')} {row.get('hf_stage')}; "
+              f"the window ends by {row.get('window_ends_at')} UTC")
+    return 0
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    query = []
+    if args.follow:
+        query.append("follow=1")
+    if args.tail is not None:
+        query.append(f"tail={args.tail}")
+    path = f"/hf/jobs/{args.name}/logs" + ("?" + "&".join(query) if query else "")
+    for item in ControlClient(home_of(args), timeout_s=TIMEOUT_S).stream_lines(path):
+        if "error" in item:
+            raise PairwiseError(str(item["error"]), title=item.get("title"))
+        print(item.get("line", ""), flush=True)
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/hf/jobs/{args.name}/stop")
+    if args.json:
+        print_json(row)
+        return 0
+    print(f"rented node {args.name}: batch window {row.get('hf_stage')} ({row['state']})")
+    return 0
+
+
+def cmd_extend(args: argparse.Namespace) -> int:
+    ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/hf/jobs/{args.name}/extend")
+    print("refused", file=sys.stderr)  # the node always refuses; the call above raises with its reason
+    return 1

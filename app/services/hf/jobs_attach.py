@@ -1,0 +1,39 @@
+"""``attach_jobs(node, hf, manager)``: batch windows (Hugging Face Jobs) on a sponsor with rented nodes.
+
+Wires the controller (jobs_lifecycle.py) into the node's start (after the rented manager's, then
+reconcile by label) and stop, the manager's hooks (jobs_hooks.py), and the control routes
+(jobs_routes.py). ``hf_jobs_of(node)`` finds the operations (the tray's wizard stands on them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.services.hf.jobs_hooks import JobHooks
+from app.services.hf.jobs_lifecycle import JobLifecycle
+from app.services.hf.jobs_ops import HfJobs
+from app.services.hf.jobs_records import FILE_NAME, JobRecords
+from app.services.hf.jobs_routes import jobs_routes
+from app.services.hf.service import HfService
+from app.services.rented.manager import RentedManager
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+_ATTR = "hf_jobs"
+
+
+def attach_jobs(node: Node, hf: HfService, manager: RentedManager) -> HfJobs:
+    lifecycle = JobLifecycle(hf, manager, JobRecords(node.home.root / FILE_NAME), node.bus)
+    JobHooks(lifecycle)
+    ops = HfJobs(lifecycle)
+    node.extra_control_routes.extend(jobs_routes(ops))
+    node.start_hooks.append(lifecycle.start)
+    node.start_hooks.append(lifecycle.reconcile)
+    node.stop_last.append(lifecycle.stop)
+    setattr(node, _ATTR, ops)
+    return ops
+
+
+def hf_jobs_of(node: Node) -> HfJobs | None:
+    ops = getattr(node, _ATTR, None)
+    return ops if isinstance(ops, HfJobs) else None

@@ -1,0 +1,246 @@
+"""Batch windows: rented nodes on Hugging Face Jobs with a hard stop (issue 19).
+
+`HfJobs` adds to the RentedManager what needs the Jobs API:
+
+- ``await plan(params)``: what ``create`` would do: the engine's image serving the model on one
+  token-protected port, the window as HF's ``timeoutSeconds``, and the cost of the whole window
+  (GPU per minute + the port's $0.01/h) against the day and month caps. A window the caps cannot
+  pay for is refused, naming how long they can pay for.
+- ``await create(params)``: run the job (labelled with this sponsor's node id and the rented node's
+  name, so reconcile finds it) and attach its exposed port as a managed rented node; a name whose
+  window has ended gets a new window on the same rented node (one spend account).
+- ``await stop(name)``: cancel the window now. ``logs(name, follow)``: the job's log lines.
+- ``extra(node)``: ``hf_stage``, ``window_ends_at`` and friends for ``rented show``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+from app.services.errors import ConfigError, RefusedError
+from app.services.hf.errors import HfError
+from app.services.hf.jobs_lifecycle import JobLifecycle, is_hf_job
+from app.services.hf.jobs_models import (
+    JOB_ENGINES,
+    LABEL_RENTED,
+    LABEL_SPONSOR,
+    LABEL_VALUE,
+    PORT_FEE_PER_HOUR,
+    TERMINAL,
+    JobFlavor,
+    describe_duration,
+    parse_window,
+    run_body,
+    window_cost,
+)
+from app.services.hf.jobs_records import JobRecord
+from app.services.rented.upstream import RentedUpstream
+
+DEFAULT_ENGINE = "vllm"
+DEFAULT_POLICY = "prefer"  # a batch window is rented to be used first
+STOP_NOTE = ("idle stop and budget caps CANCEL the job (a window cannot pause): a later batch starts a new "
+             "window and loads the model again")
+EXTEND_REFUSAL = ("Hugging Face Jobs have no call to lengthen a running job's timeout; start a new window "
+                  "instead ('pairwise rented create {name} --provider huggingface-job --model ... --gpu ... "
+                  "--window 1h' once this one has ended, or stop it first with 'pairwise rented stop {name}')")
+
+
+def iso(wall: float | None) -> str | None:
+    return None if wall is None else datetime.fromtimestamp(wall, UTC).isoformat(timespec="seconds")
+
+
+class HfJobs:
+    def __init__(self, lifecycle: JobLifecycle) -> None:
+        self.lifecycle = lifecycle
+        self.hf, self.manager, self.records = lifecycle.hf, lifecycle.manager, lifecycle.records
+        manager_hooks = self.manager.hooks
+        extras = getattr(manager_hooks, "row_extras", None)
+        if isinstance(extras, list):
+            extras.append(self.extra)
+
+    # -- plan and create ---------------------------------------------------------------------------------------
+
+    async def flavors(self) -> list[JobFlavor]:
+        rows = await self.hf.client().jobs_hardware()
+        return [f for r in rows if (f := JobFlavor.parse(r)) is not None]
+
+    async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = str(params.get("name") or "")
+        if not LABEL_VALUE.match(name):
+            raise ConfigError(f"{name!r} cannot name a batch window: it goes into the job's labels, which allow "
+                              "1-100 letters, digits, '.', '_' or '-'")
+        model = params.get("model")
+        if not isinstance(model, str) or "/" not in model:
+            raise ConfigError("--model needs a Hugging Face repository id (OWNER/NAME)")
+        if params.get("window") in (None, ""):
+            raise ConfigError("--window is required for a batch window (like 30m, 2h or 1d): it is the hard stop "
+                              "Hugging Face enforces")
+        window_s = parse_window(str(params["window"]))
+        engine = str(params.get("engine") or DEFAULT_ENGINE)
+        if engine not in JOB_ENGINES:
+            raise ConfigError(f"engine {engine!r} cannot serve a batch window; use one of {', '.join(JOB_ENGINES)}")
+        existing = self.manager.nodes.get(name)
+        if existing is not None:
+            self._check_reusable(existing)
+        gpu = params.get("gpu")
+        flavors = await self.flavors()
+        flavor = next((f for f in flavors if f.name == gpu), None)
+        if flavor is None:
+            gpus = ", ".join(f.name for f in flavors if f.gpu) or "none"
+            raise ConfigError(f"--gpu {gpu!r} is not a Hugging Face Jobs flavor; GPU flavors: {gpus}"
+                              if gpu else f"--gpu is required for a batch window; GPU flavors: {gpus}")
+        namespace = await self.hf.namespace(params.get("namespace"))
+        price = flavor.window_price_per_hour
+        cost = window_cost(price, window_s)
+        budget = self._budget(params, existing)
+        self._check_caps(name, price, window_s, cost, budget)
+        idle = params.get("idle_pause_min")
+        return {
+            "name": name, "provider": "huggingface-job", "namespace": namespace, "model": model, "engine": engine,
+            "image": JOB_ENGINES[engine][0], "gpu": flavor.name, "gpu_description": flavor.gpu or flavor.pretty,
+            "hardware_per_hour": flavor.price_per_hour, "port_fee_per_hour": PORT_FEE_PER_HOUR,
+            "price_per_hour": price, "window_s": window_s, "window": describe_duration(window_s),
+            "window_minutes": math.ceil(window_s / 60), "window_cost_usd": round(cost, 6),
+            "budget": budget, "idle_stop_min": idle, "use": params.get("use") or DEFAULT_POLICY,
+            "pause_on_exit": params.get("pause_on_sponsor_exit", True), "access": "token-protected port (never public)",
+            "notes": [STOP_NOTE, "the window cannot be extended: HF has no such call; start a new window instead"],
+            "new_window_on_existing_node": existing is not None,
+        }
+
+    def _check_reusable(self, node: RentedUpstream) -> None:
+        record = self.records.get(node.name)
+        if not is_hf_job(node) or record is None:
+            raise ConfigError(f"a rented node named {node.name!r} already exists and is not a batch window")
+        if record.stage not in TERMINAL:
+            raise ConfigError(f"rented node {node.name} has a batch window still {record.stage}; "
+                              f"stop it first with 'pairwise rented stop {node.name}'")
+
+    def _budget(self, params: dict[str, Any], existing: RentedUpstream | None) -> dict[str, Any]:
+        had = existing.decl.budget if existing is not None else None
+        day = params.get("usd_per_day", had.usd_per_day if had else None)
+        month = params.get("usd_per_month", had.usd_per_month if had else None)
+        name = str(params.get("name"))
+        return {"usd_per_day": day, "usd_per_month": month,
+                "spent_day_usd": round(self.manager.meter.spent(name, "day"), 6),
+                "spent_month_usd": round(self.manager.meter.spent(name, "month"), 6)}
+
+    @staticmethod
+    def _check_caps(name: str, price: float, window_s: int, cost: float, budget: dict[str, Any]) -> None:
+        for period in ("day", "month"):
+            cap = budget[f"usd_per_{period}"]
+            if cap is None:
+                continue
+            left = max(0.0, cap - budget[f"spent_{period}_usd"])
+            budget[f"left_{period}_usd"] = round(left, 6)
+            if cost <= left + 1e-9:
+                continue
+            minutes = math.floor(left / price * 60 + 1e-9) if price else 0
+            can = f"it can pay for {describe_duration(minutes * 60)}" if minutes else "it cannot pay for a minute"
+            raise RefusedError(
+                f"refused: a {describe_duration(window_s)} window costs ${cost:.2f} (${price:.2f}/h with the "
+                f"port's fee), but the budget of ${cap:.2f} per {period} has ${left:.2f} left for {name}: {can}; "
+                + (f"give --window {minutes}m or less" if minutes else "wait for the next UTC " + period)
+                + " or raise the cap", title="Window over budget")
+
+    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+        plan = await self.plan(params)
+        name, namespace = plan["name"], plan["namespace"]
+        client = self.hf.client()
+        token = self.hf.token()  # the port is called with the signed-in token (a keyring copy per node)
+        labels = {LABEL_SPONSOR: self.manager.sponsor_id, LABEL_RENTED: name}
+        body = run_body(repo=plan["model"], flavor=plan["gpu"], engine=plan["engine"], window_s=plan["window_s"],
+                        labels=labels, token=token)
+        info = await client.run_job(namespace, body)
+        self.records.put(name, JobRecord(
+            namespace=info.namespace or namespace, job_id=info.id, model=plan["model"], flavor=plan["gpu"],
+            engine=plan["engine"], window_s=plan["window_s"], price_per_hour=plan["price_per_hour"],
+            created_at=info.created_at or self.lifecycle.wall(), stage=info.stage, message=info.message))
+        try:
+            if info.public_ports:
+                raise RefusedError(f"job {info.id} came back with a public port; canceled")
+            if not info.expose_url:
+                raise HfError(f"job {info.id} has no exposed URL; canceled")
+            decl = self._declaration(plan, params, info.expose_url)
+            if plan["new_window_on_existing_node"]:
+                await self.manager.set(name, decl)
+            else:
+                await self.manager.attach(decl, token)
+        except BaseException:
+            # Never leave a window billing behind an error: cancel what nobody will watch.
+            try:
+                await client.cancel_job(info.namespace, info.id)
+            except HfError as cleanup:
+                raise HfError(f"started job {info.namespace}/{info.id} but could not attach it, and canceling it "
+                              f"failed ({cleanup.message}): cancel it on Hugging Face now; it bills until its "
+                              "window ends") from cleanup
+            finally:
+                if not plan["new_window_on_existing_node"]:
+                    self.records.forget(name)
+            raise
+        watch = self.lifecycle.watch_of(self.manager.get(name))
+        if watch is not None:
+            await self.lifecycle.observe(watch, info)
+        self.lifecycle.kick()
+        return self.manager.show(name)
+
+    @staticmethod
+    def _declaration(plan: dict[str, Any], params: dict[str, Any], url: str) -> dict[str, Any]:
+        lifecycle: dict[str, Any] = {"managed": True, "wake_on_request": False,
+                                     "pause_on_sponsor_exit": bool(plan["pause_on_exit"])}
+        if plan["idle_stop_min"] is not None:
+            lifecycle["idle_pause_min"] = plan["idle_stop_min"]
+        decl: dict[str, Any] = {
+            "name": plan["name"], "provider": "huggingface-job", "url": url, "models": [plan["model"]],
+            "gpu": f"{plan['gpu']} ({plan['gpu_description']})", "price_per_hour": plan["price_per_hour"],
+            "share_with_cluster": bool(params.get("share_with_cluster", False)), "routing": {"use": plan["use"]},
+            "lifecycle": lifecycle,
+            "budget": {k: plan["budget"][k] for k in ("usd_per_day", "usd_per_month")},
+        }
+        if params.get("cold_start_s") is not None:
+            decl["timeouts"] = {"cold_start_s": params["cold_start_s"]}
+        return decl
+
+    # -- actions -----------------------------------------------------------------------------------------------
+
+    def _job_node(self, name: str) -> tuple[RentedUpstream, JobRecord]:
+        node = self.manager.get(name)
+        record = self.records.get(name)
+        if not is_hf_job(node) or record is None:
+            raise ConfigError(f"rented node {name} is not a batch window (a Job Pairwise started)")
+        return node, record
+
+    async def stop(self, name: str) -> dict[str, Any]:
+        node, _ = self._job_node(name)
+        await self.lifecycle.stop_now(node, "user", "stopped by the user")
+        return self.manager.show(name)
+
+    def extend(self, name: str) -> None:
+        self._job_node(name)
+        raise RefusedError(f"refused to extend {name}: " + EXTEND_REFUSAL.format(name=name),
+                           title="A window cannot be extended")
+
+    async def logs(self, name: str, *, follow: bool, tail: int | None) -> AsyncIterator[tuple[str, str]]:
+        _, record = self._job_node(name)
+        async for item in self.hf.client().job_logs(record.namespace, record.job_id, tail=tail,
+                                                    idle_s=None if follow else 2.0):
+            yield item
+
+    # -- rows --------------------------------------------------------------------------------------------------
+
+    def extra(self, node: RentedUpstream) -> dict[str, Any]:
+        record = self.records.get(node.name)
+        if not is_hf_job(node) or record is None:
+            return {}
+        watch = self.lifecycle.watches.get(node.name)
+        return {
+            "hf_stage": record.stage, "hf_job": f"{record.namespace}/{record.job_id}",
+            "window_s": record.window_s, "window_ends_at": iso(record.window_ends_at),
+            "window_cost_usd": round(window_cost(record.price_per_hour, record.window_s), 6),
+            "window_charged_usd": round(record.charged_minutes * record.price_per_hour / 60, 6),
+            "started_at": iso(record.started_at), "finished_at": iso(record.finished_at),
+            "ended_by": record.ended_by, "last_log_lines": record.last_lines,
+            "stop_owed": watch.stop_reason if watch is not None else None,
+        }

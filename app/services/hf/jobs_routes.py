@@ -1,0 +1,66 @@
+"""Control routes for batch windows, under /_pairwise/v1/hf/jobs:
+
+POST /hf/jobs/plan            the window's plan and cost against the caps (refused if they cannot pay)
+POST /hf/jobs                 run the job and attach it (201)
+POST /hf/jobs/{name}/stop     cancel the window now
+POST /hf/jobs/{name}/extend   always refused, with the reason (HF cannot lengthen a job)
+GET  /hf/jobs/{name}/logs     the job's log lines as NDJSON {"timestamp","line"}; ?follow=1 streams until
+                              the job ends, ?tail=N starts from the last N lines
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from app.services.errors import ConfigError, PairwiseError
+from app.services.frontdoor.control import json_body
+from app.services.hf.jobs_ops import HfJobs
+
+Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+
+
+def jobs_routes(ops: HfJobs) -> list[Route]:
+    async def plan(request: web.Request) -> web.Response:
+        return web.json_response(await ops.plan(await json_body(request)))
+
+    async def create(request: web.Request) -> web.Response:
+        return web.json_response(await ops.create(await json_body(request)), status=201)
+
+    async def stop(request: web.Request) -> web.Response:
+        return web.json_response(await ops.stop(request.match_info["name"]))
+
+    async def extend(request: web.Request) -> web.Response:
+        ops.extend(request.match_info["name"])
+        raise AssertionError("extend always refuses")  # pragma: no cover
+
+    async def logs(request: web.Request) -> web.StreamResponse:
+        follow = request.query.get("follow") in ("1", "true", "yes")
+        raw_tail = request.query.get("tail")
+        if raw_tail is not None and not raw_tail.isdigit():
+            raise ConfigError(f"tail={raw_tail!r} is not a number of lines")
+        lines = ops.logs(request.match_info["name"], follow=follow, tail=int(raw_tail) if raw_tail else None)
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        first = True
+        try:
+            async for timestamp, line in lines:
+                if first:
+                    await response.prepare(request)
+                    first = False
+                await response.write(json.dumps({"timestamp": timestamp, "line": line}).encode() + b"\n")
+        except PairwiseError as exc:
+            if first:
+                raise
+            await response.write(json.dumps({"error": exc.message}).encode() + b"\n")
+        if first:
+            await response.prepare(request)
+        await response.write_eof()
+        return response
+
+    return [
+        ("POST", "/hf/jobs/plan", plan), ("POST", "/hf/jobs", create),
+        ("POST", "/hf/jobs/{name}/stop", stop), ("POST", "/hf/jobs/{name}/extend", extend),
+        ("GET", "/hf/jobs/{name}/logs", logs),
+    ]
