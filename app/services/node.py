@@ -38,6 +38,7 @@ from app.settings import NodeSettings, SettingsStore, parse_host_port
 
 if TYPE_CHECKING:
     from app.services.cluster.service import ClusterService
+    from app.services.hf.jobs_ops import HfJobs
     from app.services.hf.rented_ops import HfRented
     from app.services.hf.service import HfService
     from app.services.rented.manager import RentedManager
@@ -90,6 +91,7 @@ class Node:
         self.rented: RentedManager | None = None
         self.hf: HfService | None = None
         self.hf_rented: HfRented | None = None  # Hugging Face rented operations (needs ``rented``)
+        self.hf_jobs: HfJobs | None = None  # batch windows on Hugging Face Jobs (needs ``rented``)
         self.cluster: ClusterService | None = None
         self.extra_control_routes: list[ControlRoute] = []
         self.stop_first: list[tuple[str, StopHook]] = []

@@ -2,7 +2,7 @@
 
 Wires the controller (jobs_lifecycle.py) into the node's start (after the rented manager's, then
 reconcile by label) and stop, the manager's hooks (jobs_hooks.py), and the control routes
-(jobs_routes.py). ``hf_jobs_of(node)`` finds the operations (the tray's wizard stands on them)."""
+(jobs_routes.py). The operations are kept in ``node.hf_jobs`` (the tray's wizard stands on them)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from app.services.rented.manager import RentedManager
 if TYPE_CHECKING:
     from app.services.node import Node
 
-_ATTR = "hf_jobs"
-
 
 def attach_jobs(node: Node, hf: HfService, manager: RentedManager) -> HfJobs:
     lifecycle = JobLifecycle(hf, manager, JobRecords(node.home.root / FILE_NAME), node.bus)
@@ -30,10 +28,5 @@ def attach_jobs(node: Node, hf: HfService, manager: RentedManager) -> HfJobs:
     node.start_hooks.append(lifecycle.start)
     node.start_hooks.append(lifecycle.reconcile)
     node.stop_last.append(lifecycle.stop)
-    setattr(node, _ATTR, ops)
+    node.hf_jobs = ops
     return ops
-
-
-def hf_jobs_of(node: Node) -> HfJobs | None:
-    ops = getattr(node, _ATTR, None)
-    return ops if isinstance(ops, HfJobs) else None

@@ -56,10 +56,7 @@ class HfJobs:
     def __init__(self, lifecycle: JobLifecycle) -> None:
         self.lifecycle = lifecycle
         self.hf, self.manager, self.records = lifecycle.hf, lifecycle.manager, lifecycle.records
-        manager_hooks = self.manager.hooks
-        extras = getattr(manager_hooks, "row_extras", None)
-        if isinstance(extras, list):
-            extras.append(self.extra)
+        self.manager.hooks.row_extras.append(self.extra)
 
     # -- plan and create ---------------------------------------------------------------------------------------
 
