@@ -8,6 +8,7 @@ happened (finished, cut by the upstream, or abandoned by the caller).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -29,6 +30,7 @@ from app.services.translate.lines import LineTooLong
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import StreamTranslator, make_stream_translator
 from app.services.translate.shapes import Api, Operation, canonical_model, error_body, wants_stream
+from app.services.translate.validate import InvalidRequest, validate_request
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +131,11 @@ class InferenceService:
 
     async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller) -> InferenceResult:
         headers = self.base_headers()
-        requested = body.get("model")
-        if not isinstance(requested, str) or not requested.strip():
-            return json_result(400, error_body(api, "the request has no 'model'", status=400), headers)
+        try:
+            validate_request(api, operation, body)
+        except InvalidRequest as exc:
+            return json_result(400, error_body(api, exc.message, status=400, param=exc.field), headers)
+        requested: str = body["model"]
         model = canonical_model(requested.strip())
         plan = await self.plan_for(model, caller)
         if not plan.candidates:
@@ -145,6 +149,18 @@ class InferenceService:
         job = self.tracker.open(model=requested, api=api, requester=caller.requester,
                                 origin_node=caller.origin_node, origin_node_id=caller.origin_node_id,
                                 job_id=caller.job_id)
+        try:
+            return await self._serve(api, operation, body, caller, requested, model, plan, job, headers)
+        except Exception as exc:
+            # Whatever went wrong, the job ends failed: never left queued or running for ever.
+            log.exception("job %s failed inside the node", job.id)
+            if job.state in ("queued", "running"):
+                self.tracker.finish(job, "failed", error=f"internal error: {type(exc).__name__}")
+            message = f"the node could not serve this request ({type(exc).__name__})"
+            return json_result(500, error_body(api, message, status=500, kind="server_error"), headers)
+
+    async def _serve(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller, requested: str,
+                     model: str, plan: Plan, job: Workload, headers: dict[str, str]) -> InferenceResult:
         stream = wants_stream(api, operation, body)
         failures: list[str] = []
         started_ns = time.monotonic_ns()
@@ -163,7 +179,7 @@ class InferenceService:
                     failures.append(exc.message)
                     log.info("failover for job %s: %s", job.id, exc.message)
                     continue
-                except BaseException:
+                except asyncio.CancelledError:
                     self.tracker.finish(job, "cancelled", error="the caller went away before the first byte")
                     raise
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,

@@ -74,6 +74,7 @@ class _Gate(asyncio.Protocol):
         self.handler: RequestHandler | None = None
         self.handshaking = False
         self.admitted = False
+        self.early: list[bytes] = []
         self.last_data = self.loop.time()
         self.opened = self.last_data
 
@@ -100,6 +101,10 @@ class _Gate(asyncio.Protocol):
         self.last_data = self.loop.time()
         if self.handler is not None:
             self.handler.data_received(data)
+        else:
+            # TLS can hand over the first request's bytes before _handshake resumes and sets the
+            # handler; dropping them would cut a request (seen with large relayed bodies).
+            self.early.append(data)
 
     def eof_received(self) -> None:
         if self.handler is not None:
@@ -141,6 +146,9 @@ class _Gate(asyncio.Protocol):
         assert server is not None
         self.handler = server()
         self.handler.connection_made(transport)
+        early, self.early = self.early, []
+        for data in early:
+            self.handler.data_received(data)
 
     # -- state the budget reads ---------------------------------------------------------------------------
     def idle(self) -> bool:

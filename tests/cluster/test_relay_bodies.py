@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import openai
 import pytest
 
+from tests.cluster.multinode import jobs
 from tests.cluster.relay_duo import RelayDuo, start_relay_duo
 from tests.node.test_request_bodies import SIZES, chat_body, prompt_of
 from tests.support.rawhttp import Mode, socket_post, urllib_post
@@ -31,3 +34,13 @@ def test_urllib_prompt_crosses_the_relay_whole(duo: RelayDuo) -> None:
     status, answer = urllib_post(duo.origin.url, "/v1/chat/completions", chat_body("ol-model", prompt), chunked=True)
     assert status == 200, answer
     assert duo.ollama_engine.stats()["last_body"]["messages"][0]["content"] == prompt
+
+
+def test_wrong_shape_is_400_at_the_origin_and_no_job_anywhere(duo: RelayDuo) -> None:
+    before = {node.name: len(jobs(node)) for node in (duo.origin, duo.serving)}
+    client = openai.OpenAI(base_url=f"{duo.origin.url}/v1", api_key="unused", max_retries=0)
+    wrong: list[Any] = ["notalist", [1, 2, 3]]
+    for messages in wrong:
+        with pytest.raises(openai.BadRequestError, match="'messages"):
+            client.chat.completions.create(model="oa-model", messages=messages)
+    assert {node.name: len(jobs(node)) for node in (duo.origin, duo.serving)} == before

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,28 @@ def two_engines(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> I
     node.cli("engines", "add", "oa", "--url", oa.url, "--api", "openai")
     node.cli("engines", "add", "ol", "--url", ol.url, "--api", "ollama")
     yield TwoEngines(node, oa, ol)
+
+
+@dataclass
+class EngineNode:
+    node: NodeProc
+    openai_engine: TinyProc
+    ollama_engine: TinyProc
+
+
+@pytest.fixture(scope="module")
+def engine_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineNode]:
+    """Like two_engines, shared by a module's tests (each looks at its own request only)."""
+    root: Path = tmp_path_factory.mktemp("engine-node")
+    oa = TinyProc("--api", "openai", "--model", "oa-model")
+    ol = TinyProc("--api", "ollama", "--model", "ol-model:latest")
+    node = NodeProc(root / "home", "alpha")
+    try:
+        node.start()
+        node.cli("engines", "add", "oa", "--url", oa.url, "--api", "openai")
+        node.cli("engines", "add", "ol", "--url", ol.url, "--api", "ollama")
+        yield EngineNode(node, oa, ol)
+    finally:
+        node.stop()
+        oa.stop()
+        ol.stop()

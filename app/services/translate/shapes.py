@@ -38,8 +38,10 @@ def canonical_model(name: str) -> str:
     return name if ":" in last else f"{name}:latest"
 
 
-def error_body(api: Api, message: str, *, status: int, kind: str = "invalid_request_error") -> dict[str, object]:
+def error_body(api: Api, message: str, *, status: int, kind: str = "invalid_request_error",
+               param: str | None = None) -> dict[str, object]:
+    """An error as each API writes it; ``param`` names the request field at fault (OpenAI's shape has a place for it)."""
     if api == "ollama":
         return {"error": message}
     code = {404: "model_not_found", 413: "request_too_large", 403: "forbidden"}.get(status)
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
