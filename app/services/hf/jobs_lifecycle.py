@@ -184,6 +184,9 @@ class JobLifecycle:
         for name in current:
             if name not in self.watches:
                 self.watches[name] = JobWatch(name, last_activity=self.clock())
+                record, node = self.records.get(name), self.manager.nodes.get(name)
+                if record is not None and node is not None:  # what is known until HF is asked (an ended window)
+                    node.set_hf_state(self._word(record, ready=False), self._message(record))
 
     def watch_of(self, node: RentedUpstream) -> JobWatch | None:
         if not is_hf_job(node):
@@ -250,14 +253,19 @@ class JobLifecycle:
         if node is None:
             return
         node.simulated = node.simulated or self.hf.client().simulated
-        word = "LOADING" if info.stage == "RUNNING" and not watch.ready else info.stage
-        if timed_out(record):
-            word = "TIMED_OUT"  # HF reports ERROR; for a batch window its end is the plan, not a failure
+        word = self._word(record, watch.ready)
         node.set_hf_state(word, self._message(record))
         if (record.stage, watch.ready) != previous:
             self.manager.changed(f"rented node {watch.name} is {word} on Hugging Face")
             if info.ended:
                 self._ended(watch, record)
+
+    @staticmethod
+    def _word(record: JobRecord, ready: bool) -> str:
+        """The node's hf_state: HF's stage, but LOADING until the port answers, TIMED_OUT at the window's end."""
+        if timed_out(record):
+            return "TIMED_OUT"  # HF reports ERROR; for a batch window its end is the plan, not a failure
+        return "LOADING" if record.stage == "RUNNING" and not ready else record.stage
 
     def _message(self, record: JobRecord) -> str | None:
         if record.stage not in TERMINAL:
