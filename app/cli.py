@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from typing import Any
 
 from app.cli_common import home_of, print_json, read_token_stdin, table
 from app.control_client import ControlClient
 from app.services.errors import PairwiseError
+from app.services.platform.signals import stop_event
 
 
 def add_node_options(parser: argparse.ArgumentParser) -> None:
@@ -102,10 +102,7 @@ def serve(args: argparse.Namespace) -> int:
     node = make_node(args)
 
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        stop, _ = stop_event(asyncio.get_running_loop())
         await node.start()
         print(f"Pairwise node {node.name} serving on http://{node.frontdoor_address}", flush=True)
         await stop.wait()

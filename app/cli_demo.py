@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.home import Home, resolve_home
+from app.services.platform.signals import stop_event
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -104,10 +104,7 @@ async def _run_started(node: Node, sim: Any, tiny: Any, home: Home) -> None:
         user = str(report.get("user", "?"))
     print(BANNER.format(listen=node.frontdoor_address, hf=sim.base_url, user=user, local_model="demo-local",
                         home=_quote(home.root)), flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop, _ = stop_event(asyncio.get_running_loop())
     await stop.wait()
     print("stopping the demo...", flush=True)
 

@@ -7,7 +7,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
+from app.services.platform.paths import default_home
 
 
 def resolve_home(explicit: str | None) -> Path:
@@ -17,7 +17,7 @@ def resolve_home(explicit: str | None) -> Path:
     chosen = explicit or environment().home
     if chosen:
         return Path(chosen).expanduser().resolve()
-    return Path(platformdirs.user_data_dir("pairwise", appauthor=False))
+    return default_home()
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -19,4 +19,7 @@ print("Secret Service ready")
 PY
 .venv/bin/ruff check app tests bench
 .venv/bin/mypy app
+# Windows and macOS branches type-check too (each platform keeps its own cache, so reruns stay quick).
+.venv/bin/mypy --platform win32 --cache-dir .mypy_cache/win32 app
+.venv/bin/mypy --platform darwin --cache-dir .mypy_cache/darwin app
 .venv/bin/pytest -n 2 -q -p no:cacheprovider "$@"

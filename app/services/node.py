@@ -8,11 +8,9 @@ so a rented GPU is paused while the network and the loop are still there.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import logging
 import os
-import platform
 import time
 from collections.abc import Awaitable, Callable
 from logging.handlers import RotatingFileHandler
@@ -32,6 +30,8 @@ from app.services.jobs.tracker import JobTracker
 from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, frontdoor_budget
 from app.services.openfiles import open_file_limit, raise_open_file_limit
 from app.services.outbound import ca_files
+from app.services.platform.hardware import hardware_summary, os_description
+from app.services.platform.lock import InstanceLock
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import RedactingFilter, SecretStore
 from app.settings import NodeSettings, SettingsStore, parse_host_port
@@ -107,19 +107,14 @@ class Node:
         self.open_files = open_file_limit()
         self.started_at = 0.0
         self._runner: web.AppRunner | None = None
-        self._lock_fd: int | None = None
+        self._lock = InstanceLock(home.lock_file)
         self._stopped = asyncio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def _take_lock(self) -> None:
-        fd = os.open(self.home.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            os.close(fd)
-            raise NodeAlreadyRunning(f"a node is already running with home {self.home.root}") from exc
-        self._lock_fd = fd
+        if not self._lock.try_acquire():
+            raise NodeAlreadyRunning(f"a node is already running with home {self.home.root}")
 
     def _setup_logging(self) -> None:
         handler = RotatingFileHandler(self.home.logs_dir / "node.log", maxBytes=2_000_000, backupCount=3)
@@ -190,8 +185,7 @@ class Node:
         await self.engines.stop()
         self.jobs.close()
         self.home.runtime_file.unlink(missing_ok=True)
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
+        self._lock.release()
         self.bus.publish("node_stopped", node=self.name)
 
     @property
@@ -208,7 +202,7 @@ class Node:
         models = sorted({m.name for e in self.engines.upstreams.values() for m in e.models()})
         return {
             "id": self.node_id, "name": self.name, "kind": "local", "online": True,
-            "os": f"{platform.system()} {platform.release()}", "engines": self.engines.describe(),
+            "os": os_description(), "engines": self.engines.describe(),
             "models": models, "in_flight": sum(e.in_flight for e in self.engines.upstreams.values()),
             "hardware": self.hardware or hardware_summary(),
         }
@@ -229,28 +223,3 @@ class Node:
             "connections": {site.label: site.stats() for site in self.listener_sites},
         }
 
-
-def hardware_summary() -> dict[str, Any]:
-    memory_gb = None
-    try:
-        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    except (ValueError, OSError, AttributeError):
-        pass
-    return {"cpus": os.cpu_count(), "memory_gb": memory_gb, "gpus": detect_gpus(), "machine": platform.machine()}
-
-
-def detect_gpus() -> list[dict[str, Any]]:
-    """NVIDIA GPUs through /proc (no subprocess on the hot path); Apple silicon shares memory."""
-    gpus: list[dict[str, Any]] = []
-    base = "/proc/driver/nvidia/gpus"
-    if os.path.isdir(base):
-        for entry in sorted(os.listdir(base)):
-            try:
-                with open(os.path.join(base, entry, "information")) as fh:
-                    info = dict(line.split(":", 1) for line in fh if ":" in line)
-                gpus.append({"name": info.get("Model", "NVIDIA GPU").strip(), "vram_gb": None})
-            except OSError:
-                continue
-    if platform.system() == "Darwin" and platform.machine() == "arm64":
-        gpus.append({"name": "Apple silicon (unified memory)", "vram_gb": None})
-    return gpus

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 from pathlib import Path
 
+from app.services.platform.signals import stop_event
 from app.simulator.runner import SimulatedHF
 from app.simulator.settings import SimSettings
 
@@ -34,10 +34,7 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
 
 
 async def _serve(settings: SimSettings) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop, _ = stop_event(asyncio.get_running_loop())
     sim = SimulatedHF(settings)
     await sim.start()
     try:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 
+from app.services.platform.signals import stop_event
 from app.tinymodel.options import API_KINDS, FAIL_MODES, TinyModelOptions
 from app.tinymodel.server import start_tiny
 
@@ -35,10 +35,7 @@ async def serve(args: argparse.Namespace) -> None:
         tokens_per_s=args.tokens_per_s, fail_mode=args.fail_mode, require_token=args.require_token,
         reply_tokens=args.reply_tokens,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop, _ = stop_event(asyncio.get_running_loop())
     tiny = await start_tiny(opts, host=args.host, port=args.port)
     print(json.dumps({"url": tiny.url}), flush=True)
     try:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from app.services.errors import PairwiseError
+from app.services.platform.signals import install_stop_handlers
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
@@ -94,12 +94,7 @@ class TrayApp(QObject):
 
     def install_signal_handlers(self) -> None:
         """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, self.request_quit)
-            except (NotImplementedError, RuntimeError, ValueError):
-                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self.request_quit))
+        install_stop_handlers(asyncio.get_running_loop(), self.request_quit)
 
     async def run(self) -> int:
         """Start, then live until Quit has stopped the node. 0 on a clean quit."""
@@ -156,18 +151,6 @@ class TrayApp(QObject):
             self.quit_dialog.close()
             self._done.set()
             self.quit_finished.emit()
-
-
-def has_display(env: dict[str, str] | Any = None) -> bool:
-    """Can Qt show a window here? Linux needs X11 or Wayland, unless a platform is forced
-    (QT_QPA_PLATFORM=offscreen for tests and screenshots); macOS and Windows always can."""
-    import os
-    import sys
-
-    env = os.environ if env is None else env
-    if not sys.platform.startswith("linux"):
-        return True
-    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or env.get("QT_QPA_PLATFORM"))
 
 
 def application() -> QApplication:

@@ -19,7 +19,7 @@ HEADLESS = ("Pairwise's tray app needs a desktop, and this machine has no displa
 
 
 def launch_tray(args: argparse.Namespace) -> int:
-    from app.ui.app import has_display
+    from app.services.platform.desktop import has_display
 
     if not has_display():
         print(HEADLESS, file=sys.stderr, end="")

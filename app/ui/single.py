@@ -1,21 +1,22 @@
 """One tray app per home (the aw-qt lesson): a lock file decides who runs, a QLocalServer named
 after the home lets a second start bring the first one's window forward.
 
-The lock is an ``flock`` on ``tray.lock`` in the home, so a crashed app leaves nothing stale
+The lock is the platform layer's ``InstanceLock`` on ``tray.lock`` in the home (an OS lock), so a crashed app leaves nothing stale
 behind; whoever holds it may remove a leftover socket before listening. A second start finds the
 lock held, connects to the first one's local server, says ``show`` and exits.
 """
 
 from __future__ import annotations
 
-import fcntl
+import getpass
 import hashlib
-import os
 import sys
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+from app.services.platform.lock import InstanceLock
 
 LOCK_NAME = "tray.lock"
 SHOW = b"show\n"
@@ -25,7 +26,10 @@ CONNECT_TIMEOUT_MS = 2000
 def server_name(home: Path) -> str:
     """A local-socket name per home; short, because Unix socket paths are limited to ~100 bytes."""
     digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
-    user = os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else "")
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no user name in the environment nor in the password database
+        user = "user"
     return f"pairwise-{user}-{digest}"
 
 
@@ -38,18 +42,12 @@ class SingleInstance(QObject):
         super().__init__(parent)
         self.home = home
         self.name = server_name(home)
-        self._fd: int | None = None
+        self._lock = InstanceLock(home / LOCK_NAME)
         self._server: QLocalServer | None = None
 
     def acquire(self) -> bool:
-        self.home.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.home / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        if not self._lock.try_acquire():
             return False
-        self._fd = fd
         QLocalServer.removeServer(self.name)  # ours to remove: we hold the lock
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
@@ -77,9 +75,7 @@ class SingleInstance(QObject):
         if self._server is not None:
             self._server.close()
             self._server = None
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._lock.release()
 
 
 def ask_first_to_show(home: Path, timeout_ms: int = CONNECT_TIMEOUT_MS) -> bool:

@@ -104,7 +104,7 @@ def test_one_instance_per_home_and_sigterm_pauses(tmp_path: Path, sim_thread: Si
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the display rule is Linux's")
 def test_has_display_rule() -> None:
-    from app.ui.app import has_display
+    from app.services.platform.desktop import has_display
 
     assert not has_display({})
     assert has_display({"DISPLAY": ":0"}) and has_display({"WAYLAND_DISPLAY": "wayland-0"})

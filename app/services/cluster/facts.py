@@ -12,14 +12,11 @@ rest: that is how the least-loaded owner in the cluster wins.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import platform
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.services.backends.base import Upstream
+from app.services.platform.hardware import os_description
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -113,7 +110,7 @@ def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str,
     return {
         "id": node.node_id,
         "name": node.name,
-        "os": f"{platform.system()} {platform.release()}",
+        "os": os_description(),
         "hardware": hardware,
         "engines": shared_engines(node),
         "models": sorted(m["name"] for m in inventory["models"]),
@@ -121,58 +118,3 @@ def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str,
         "load": inventory["load"],
         "shared_nodes": shared,
     }
-
-
-# -- hardware ------------------------------------------------------------------------------------
-
-
-async def probe_hardware() -> dict[str, Any]:
-    """The node's hardware summary with GPU VRAM where the machine can tell.
-
-    Run once at start: ``nvidia-smi`` is a subprocess and may take a moment.
-    """
-    from app.services.node import hardware_summary
-
-    summary = hardware_summary()
-    gpus = await _nvidia_gpus() or _amd_gpus()
-    if gpus:
-        summary["gpus"] = gpus
-    elif platform.system() == "Darwin" and platform.machine() == "arm64":
-        # Unified memory: the GPU can use (most of) the system memory.
-        summary["gpus"] = [{"name": "Apple silicon (unified memory)", "vram_gb": summary.get("memory_gb"),
-                            "unified_memory": True}]
-    return summary
-
-
-async def _nvidia_gpus() -> list[dict[str, Any]]:
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return []
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout=5)
-    except (OSError, TimeoutError):
-        return []
-    gpus = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        name, _, mib = line.rpartition(",")
-        try:
-            gpus.append({"name": name.strip(), "vram_gb": round(float(mib) / 1024, 1)})
-        except ValueError:
-            continue
-    return gpus
-
-
-def _amd_gpus() -> list[dict[str, Any]]:
-    gpus = []
-    for card in sorted(Path("/sys/class/drm").glob("card[0-9]*/device/mem_info_vram_total")):
-        try:
-            vram = int(card.read_text().strip())
-            name_file = card.parent / "product_name"
-            name = name_file.read_text().strip() if name_file.exists() else "AMD GPU"
-        except (OSError, ValueError):
-            continue
-        gpus.append({"name": name or "AMD GPU", "vram_gb": round(vram / 2**30, 1)})
-    return gpus

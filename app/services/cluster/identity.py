@@ -19,7 +19,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import stat
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from app.services.errors import PairwiseError
+from app.services.platform.permissions import tighten, tighten_fd
 
 NODE_DOMAIN = "node.pairwise"
 CERT_VALIDITY = dt.timedelta(days=3650)
@@ -62,8 +62,7 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     """
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        if hasattr(os, "fchmod"):  # POSIX; on Windows the user's profile ACLs protect the file
-            os.fchmod(fd, mode)
+        tighten_fd(fd, mode)  # POSIX modes; on Windows the user's profile ACLs protect the file
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -220,8 +219,4 @@ def cert_dns_names(cert: x509.Certificate) -> list[str]:
 
 def _restrict(path: Path, mode: int) -> None:
     # Tightens a key or directory that someone loosened (a restore from backup, a copy).
-    if os.name != "posix":
-        return
-    current = stat.S_IMODE(path.stat().st_mode)
-    if current & ~mode:
-        os.chmod(path, current & mode)
+    tighten(path, mode)

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from app.services.cluster.discovery import Discovery
-from app.services.cluster.facts import LoadBook, facts_doc, inventory_doc, probe_hardware
+from app.services.cluster.facts import LoadBook, facts_doc, inventory_doc
 from app.services.cluster.membership import Membership
 from app.services.cluster.pairing_service import PairingService
 from app.services.cluster.peers import Peer, PeerManager
@@ -23,6 +23,7 @@ from app.services.cluster.server import ClusterHandlers, ClusterServer
 from app.services.cluster.tls import TlsContexts
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
+from app.services.platform.hardware import hardware_summary, probe_hardware
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
@@ -116,8 +117,6 @@ class ClusterService:
 
     def facts(self) -> dict[str, Any]:
         if not self.hardware:
-            from app.services.node import hardware_summary
-
             self.hardware = hardware_summary()
         return facts_doc(self.node, self.book, self.hardware)
 

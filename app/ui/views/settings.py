@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.ui.aio import Tasks
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
+from app.ui.views.login_item import LoginItemBox, autostart_for
 from app.ui.views.pairing import InviteDialog, JoinDialog
 
 
@@ -109,6 +112,8 @@ class SettingsView(QScrollArea):
         h.addRow(self.hf_status)
         h.addRow(buttons)
         layout.addWidget(hf)
+        self.login_item = LoginItemBox(autostart_for(Path(facade.home)))
+        layout.addWidget(self.login_item)
         layout.addStretch(1)
 
     def refresh(self) -> None:

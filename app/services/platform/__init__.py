@@ -1,0 +1,23 @@
+"""Everything that differs between Linux, macOS and Windows, in one place (Qt-free).
+
+The rest of the code never asks which platform it runs on; it calls these:
+
+| module | what |
+| --- | --- |
+| ``lock``        | ``InstanceLock``: one process per home (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows) |
+| ``signals``     | ``install_stop_handlers``: SIGINT/SIGTERM on POSIX, Ctrl+C/Ctrl+Break on Windows |
+| ``hardware``    | memory (sysconf / sysctl ``hw.memsize`` / ``GlobalMemoryStatusEx``) and GPUs (nvidia-smi where present) |
+| ``clock``       | ``awake_clock``: a monotonic clock that keeps counting while the machine sleeps |
+| ``permissions`` | private files and directories (POSIX modes; on Windows the profile's ACLs, not ``chmod``) |
+| ``limits``      | the open-files limit (RLIMIT_NOFILE on POSIX; Windows has no such per-process limit on sockets) |
+| ``paths``       | the default home and the per-user autostart location, from platformdirs and each OS's convention |
+| ``autostart``   | the login item: XDG autostart, a macOS launch agent, the Windows ``Run`` key |
+| ``desktop``     | whether a window can be shown at all (Linux needs X11/Wayland) |
+
+Every module imports on every platform: platform-only modules (``fcntl``, ``msvcrt``, ``winreg``,
+``resource``) are imported inside the branch that uses them, so ``mypy --platform win32|darwin``
+checks each branch and an import of any ``app`` module never fails on the wrong OS
+(``tests/unit/test_platform_imports.py``).
+"""
+
+from __future__ import annotations
