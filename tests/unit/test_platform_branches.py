@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app.services.platform import autostart, clock, hardware, limits, lock, permissions, signals
+from app.services.platform import autostart, clock, hardware, lock, permissions, signals
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="exercises the real POSIX calls")
 
@@ -200,7 +200,7 @@ def test_awake_clock_source_per_platform(monkeypatch: pytest.MonkeyPatch) -> Non
         assert before <= linux() <= time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
-# -- permissions and limits -------------------------------------------------------------------------------
+# -- permissions -------------------------------------------------------------------------------------
 
 
 @posix_only
@@ -231,16 +231,6 @@ def test_windows_does_not_pretend_with_chmod(tmp_path: Path, monkeypatch: pytest
     permissions.tighten_fd(0, permissions.PRIVATE_FILE)
     assert permissions.loose_permissions(target, permissions.PRIVATE_FILE) is None
     assert "ACL" in permissions.privacy_note(tmp_path)
-
-
-def test_open_files_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    if sys.platform != "win32":
-        import resource
-
-        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        assert limits.raise_open_files_limit(soft) == soft  # never lowered
-    monkeypatch.setattr(sys, "platform", "win32")
-    assert limits.raise_open_files_limit(4096) is None
 
 
 # -- autostart --------------------------------------------------------------------------------------------

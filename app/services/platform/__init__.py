@@ -9,7 +9,6 @@ The rest of the code never asks which platform it runs on; it calls these:
 | ``hardware``    | memory (sysconf / sysctl ``hw.memsize`` / ``GlobalMemoryStatusEx``) and GPUs (nvidia-smi where present) |
 | ``clock``       | ``awake_clock``: a monotonic clock that keeps counting while the machine sleeps |
 | ``permissions`` | private files and directories (POSIX modes; on Windows the profile's ACLs, not ``chmod``) |
-| ``limits``      | the open-files limit (RLIMIT_NOFILE on POSIX; Windows has no such per-process limit on sockets) |
 | ``paths``       | the default home and the per-user autostart location, from platformdirs and each OS's convention |
 | ``autostart``   | the login item: XDG autostart, a macOS launch agent, the Windows ``Run`` key |
 | ``desktop``     | whether a window can be shown at all (Linux needs X11/Wayland) |
