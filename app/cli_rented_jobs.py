@@ -93,7 +93,7 @@ def cmd_create_job(args: argparse.Namespace, ask: Any) -> int:
         print_json(row)
     else:
         print(f"rented node {row['name']}: job {row.get('hf_job')} {row.get('hf_stage')}; "
-              f"the window ends by {row.get('window_ends_at')} UTC")
+              f"Hugging Face ends the window by {row.get('window_ends_at')}")
     return 0
 
 

@@ -53,19 +53,19 @@ def test_a_window_serves_this_node_and_a_peer_then_hf_ends_it(sim_factory: Any, 
     pair(sponsor, peer)
 
     plan = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu",
-                       "l4x1", "--window", "16m", "--share", stdin="n\n", check=False)
+                       "l4x1", "--window", "40m", "--share", stdin="n\n", check=False)
     assert plan.returncode == 1 and "not started" in plan.stdout
-    assert "$0.22 for the whole window = 16 min x $0.81/h" in plan.stdout  # (0.80 GPU + 0.01 port) x 16/60
+    assert "$0.54 for the whole window = 40 min x $0.81/h" in plan.stdout  # (0.80 GPU + 0.01 port) x 40/60
     assert "CANCEL the job" in plan.stdout
     assert sim.control("GET", "/_sim/ledger")["jobs"] == {}  # nothing ran on a "no"
 
-    row = window_create(sponsor, "batch", "--share", window="16m")
+    row = window_create(sponsor, "batch", "--share", window="40m")
     assert row["provider"] == "huggingface-job" and row["hf_stage"] in ("SCHEDULING", "RUNNING")
     assert row["window_ends_at"] and row["policy"] == "prefer" and row["state"] == "starting"
     job = sim_job(sim, row)
     assert job["expose"] == {"ports": [8000], "portsPublic": []}
     assert job["labels"]["pairwise-rented"] == "batch" and job["labels"]["pairwise-sponsor"]
-    assert job["timeout"] == 16 * 60
+    assert job["timeout"] == 40 * 60
 
     wait_show(sponsor, "batch", "the model to answer", lambda r: r["state"] == "eligible" and r["hf_stage"] == "RUNNING")
     assert streamed(sponsor)
@@ -81,7 +81,7 @@ def test_a_window_serves_this_node_and_a_peer_then_hf_ends_it(sim_factory: Any, 
     assert "timed out" in ended["reason"] and "time is up" in ended["reason"] and ended["last_log_lines"] == []
     ledger = job_ledger(sim, row)
     assert abs(ledger["usd"] - row["window_cost_usd"]) <= 0.81 / 60 + 1e-9  # within one minute of the preview
-    assert ledger["billed_minutes"] == 16
+    assert ledger["billed_minutes"] == 40
     charged = wait_show(sponsor, "batch", "the meter to hold the window", lambda r: r["window_charged_usd"] > 0)
     assert abs(charged["cost"]["day_usd"] - ledger["usd"]) <= 0.81 / 60 + 1e-9
 

@@ -46,8 +46,6 @@ from app.services.rented.upstream import RentedUpstream
 log = logging.getLogger(__name__)
 
 LAST_LINES = 20
-STOP_EVENTS = {"budget": "budget_stopped", "idle": "idle_stopped", "exit": "exit_stopped",
-               "start": "reconcile_stopped", "user": "window_stopped"}
 
 
 def is_hf_job(node: RentedUpstream) -> bool:
@@ -366,9 +364,8 @@ class JobLifecycle:
             await self.observe(watch, info)
             if info.ended:
                 log.info("rented node %s: job %s canceled (%s)", watch.name, record.job_id, detail or reason)
-                kind = STOP_EVENTS.get(reason or "")
-                if kind:
-                    self.bus.publish(kind, node=watch.name, reason=detail or reason)
+                # cause: idle | budget | exit | start | user
+                self.bus.publish("window_stopped", node=watch.name, cause=reason, reason=detail or reason)
 
     async def stop_now(self, node: RentedUpstream, reason: str, detail: str = "") -> None:
         """Cancel at once (exit, a user's stop); raises HfError if HF will not."""
@@ -451,9 +448,9 @@ class JobLifecycle:
                            started_at=ended.started_at or info.started_at, finished_at=ended.finished_at,
                            ended_by="orphaned at start")
         self.charge(name or f"job:{info.id}", orphan)
-        self.bus.publish("reconcile_stopped", node=name, job_id=info.id,
-                         reason="an orphaned batch window found by its labels", usd=orphan.charged_minutes
-                         * orphan.price_per_hour / 60)
+        self.bus.publish("window_stopped", node=name, cause="start", job_id=info.id,
+                         reason="an orphaned batch window found by its labels was canceled",
+                         usd=orphan.charged_minutes * orphan.price_per_hour / 60)
 
     async def _price(self, info: JobInfo) -> float:
         rows = [f for r in await self.hf.client().jobs_hardware() if (f := JobFlavor.parse(r)) is not None]

@@ -37,10 +37,10 @@ class JobRecord:
     ended_by: str | None = None  # why Pairwise canceled it (idle, budget, exit, start, user), if it did
     last_lines: list[str] = field(default_factory=list)  # the job's last log lines once it ended in error
 
-    @property
-    def window_ends_at(self) -> float:
-        """When HF stops the job at the latest: its start (or, while scheduling, its creation) + the window."""
-        return (self.started_at or self.created_at) + self.window_s
+    def window_ends_at(self, minute_s: float = 60.0) -> float:
+        """When HF stops the job at the latest: its start (or, while scheduling, its creation) + the window
+        (``minute_s``: real seconds in a billed minute; tests shorten it)."""
+        return (self.started_at or self.created_at) + self.window_s / 60 * minute_s
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
