@@ -140,3 +140,19 @@ def test_jobs(api: HfApi) -> None:
     api.cancel_job(job_id=job.id)
     inspected = api.inspect_job(job_id=job.id)
     assert inspected.status.stage == "CANCELED" and inspected.finished_at is not None
+
+
+def test_job_labels_and_sse_logs(api: HfApi, sim: SimulatorThread) -> None:
+    """What batch windows rely on, read by huggingface_hub itself: labels to find a job again, its logs
+    as Server-Sent Events (replayed, then ended with the job), and a cancel that ends the stream."""
+    job = api.run_job(image="vllm/vllm-openai", command=["vllm", "serve", REPO], flavor="l4x1", expose=[8000],
+                      timeout="1h", labels={"pairwise-sponsor": "n1", "pairwise-rented": "batch"})
+    api.wait_for_job(job.id, stages=["RUNNING"], poll_interval=0.05, timeout=10)  # type: ignore[list-item]
+    assert [j.id for j in api.list_jobs(labels={"pairwise-rented": "batch"})] == [job.id]
+    assert list(api.list_jobs(labels={"pairwise-rented": "other"})) == []
+    so_far = list(api.fetch_job_logs(job_id=job.id, follow=False))
+    assert f"Loading model {REPO}" in so_far and not any(line.startswith("===== Job started") for line in so_far)
+    api.cancel_job(job_id=job.id)
+    everything = list(api.fetch_job_logs(job_id=job.id, follow=True))
+    assert everything[-1] == "Canceled by user" and "INFO:     Application startup complete." in everything
+    assert list(api.fetch_job_logs(job_id=job.id, tail=1)) == ["Canceled by user"]
