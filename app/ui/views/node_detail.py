@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -25,6 +25,8 @@ from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
 from app.ui.tray_model import PAUSABLE_HF_STATES, RESUMABLE_HF_STATES
 
+LAST_LINES_SHOWN = 12
+
 
 def _spin(maximum: float, suffix: str, decimals: int = 2) -> QDoubleSpinBox:
     box = QDoubleSpinBox()
@@ -35,9 +37,17 @@ def _spin(maximum: float, suffix: str, decimals: int = 2) -> QDoubleSpinBox:
     return box
 
 
+def is_window(row: dict[str, Any]) -> bool:
+    """A batch window (a Hugging Face Job Pairwise started): removing it cancels its job, nothing to delete."""
+    return bool(row.get("hf_job"))
+
+
 def what_delete_loses(row: dict[str, Any]) -> str:
     name = row.get("name")
     models = ", ".join(row.get("models") or []) or "its models"
+    if is_window(row):
+        return (f"Pairwise cancels {name}'s batch window on Hugging Face if it is still running (billing stops) and "
+                f"forgets the node; {models} leave your cluster. Jobs history and costs stay.")
     if (row.get("lifecycle") or {}).get("managed"):
         where = row.get("endpoint") or "the endpoint"
         return (f"This deletes the Hugging Face endpoint {where} for good: its configuration and its URL cannot "
@@ -159,6 +169,14 @@ class NodeDetail(QWidget):
             self._fact("Hugging Face says", row["hf_state"] + (f": {row['hf_message']}" if row.get("hf_message") else ""))
         if row.get("reason"):
             self._fact("Why", row["reason"])
+        if row.get("window_ends_at"):
+            self._fact("Batch window", f"{row.get('hf_stage')}; Hugging Face ends it by {row['window_ends_at']}")
+        if row.get("last_log_lines"):  # a window that ended in error: why the model did not load
+            lines = QLabel("\n".join(row["last_log_lines"][-LAST_LINES_SHOWN:]))
+            lines.setObjectName("lastLogLines")
+            lines.setStyleSheet("font-family: monospace")
+            lines.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.facts.addRow("Last log lines", lines)
         for key, label in (("credential_error", "Credential"), ("warning", "Warning"), ("last_error", "Last error")):
             if row.get(key):
                 self._fact(label, row[key])
@@ -186,7 +204,7 @@ class NodeDetail(QWidget):
         hf_state = row.get("hf_state")
         self.pause_button.setEnabled(managed and hf_state in PAUSABLE_HF_STATES)
         self.resume_button.setEnabled(managed and hf_state in RESUMABLE_HF_STATES)
-        self.delete_button.setText("Delete…" if managed else "Remove from Pairwise…")
+        self.delete_button.setText("Delete…" if managed and not is_window(row) else "Remove from Pairwise…")
         for widget in (self.idle_min, self.wake, self.pause_on_exit):
             widget.setEnabled(managed)
 
@@ -225,7 +243,7 @@ class NodeDetail(QWidget):
             await self.facade.rented_resume(name)
             self.message.setText(f"{name} is resuming.")
         elif verb == "delete":
-            managed = bool((row.get("lifecycle") or {}).get("managed"))
+            managed = bool((row.get("lifecycle") or {}).get("managed")) and not is_window(row)
             title = f"Delete {name}?" if managed else f"Remove {name} from Pairwise?"
             if not await confirm(self, title, title, action="Delete" if managed else "Remove",
                                  informative=what_delete_loses(row), destructive=True):
