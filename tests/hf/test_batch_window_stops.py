@@ -124,3 +124,28 @@ def test_a_job_that_errors_while_loading_shows_hf_message_and_last_lines(sim_fac
     detail = sponsor.cli("rented", "show", "batch").stdout
     assert "RuntimeError: CUDA out of memory" in detail
     assert show(sponsor, "batch")["hf_job"]
+
+
+def test_stop_then_a_new_window_on_the_same_rented_node_shares_its_spend(sim_factory: Any, node_factory: Any) -> None:
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S, **JOB_SIM)
+    sponsor = start_sponsor(node_factory, sim, MINUTE_S)
+    first = window_create(sponsor, "batch", "--budget-usd-per-day", "5", window="2h")
+    busy = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu", "l4x1",
+                       "--window", "1h", "--yes", check=False)
+    assert busy.returncode != 0 and "still" in busy.stderr and "rented stop batch" in busy.stderr
+    wait_show(sponsor, "batch", "the first window to serve", lambda r: r["state"] == "eligible")
+    stopped = sponsor.cli_json("rented", "stop", "batch")
+    assert stopped["hf_stage"] == "CANCELED" and stopped["ended_by"] == "stopped by the user"
+    assert stage(sim, first) == "CANCELED"
+    spent_first = wait_show(sponsor, "batch", "the first window charged",
+                            lambda r: r["window_charged_usd"] >= job_ledger(sim, first)["usd"])["cost"]["day_usd"]
+
+    second = window_create(sponsor, "batch", window="1h")  # the same rented node: one account, the cap kept
+    assert second["hf_job"] != first["hf_job"] and second["budget"]["usd_per_day"] == 5
+    assert second["state"] == "starting" and second["hf_stage"] in ("SCHEDULING", "RUNNING")  # not ready yet
+    wait_show(sponsor, "batch", "the second window to serve", lambda r: r["state"] == "eligible")
+    assert streamed(sponsor)
+    sponsor.cli("rented", "stop", "batch")
+    both = job_ledger(sim, first)["usd"] + job_ledger(sim, second)["usd"]
+    row = wait_show(sponsor, "batch", "both windows in today's spend", lambda r: r["cost"]["day_usd"] > spent_first)
+    assert abs(row["cost"]["day_usd"] - both) <= 2 * ONE_MINUTE

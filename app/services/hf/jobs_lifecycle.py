@@ -380,11 +380,15 @@ class JobLifecycle:
         if watch.stop_reason is not None and watch.error:
             raise HfError(watch.error)
 
-    def forget(self, name: str) -> None:
+    def drop_watch(self, name: str) -> None:
+        """Stop watching ``name`` (a new window starts afresh: not ready, nothing owed)."""
         watch = self.watches.pop(name, None)
         if watch is not None:
             for task in watch.tasks:
                 task.cancel()
+
+    def forget(self, name: str) -> None:
+        self.drop_watch(name)
         self.records.forget(name)
 
     # -- reconcile at start ------------------------------------------------------------------------------------

@@ -151,6 +151,7 @@ class HfJobs:
         body = run_body(repo=plan["model"], flavor=plan["gpu"], engine=plan["engine"], window_s=plan["window_s"],
                         labels=labels, token=token)
         info = await client.run_job(namespace, body)
+        self.lifecycle.drop_watch(name)  # a new window on an existing node is watched afresh
         self.records.put(name, JobRecord(
             namespace=info.namespace or namespace, job_id=info.id, model=plan["model"], flavor=plan["gpu"],
             engine=plan["engine"], window_s=plan["window_s"], price_per_hour=plan["price_per_hour"],
