@@ -18,6 +18,7 @@ from app.services.errors import ConfigError, FeatureMissing
 
 if TYPE_CHECKING:
     from app.services.cluster.service import ClusterService
+    from app.services.hf.jobs_ops import HfJobs
     from app.services.hf.rented_ops import HfRented
     from app.services.hf.service import HfService
     from app.services.node import Node
@@ -148,6 +149,25 @@ class NodeFacade:
 
     async def rented_create(self, params: dict[str, Any]) -> dict[str, Any]:
         return await self._ops().create(params)
+
+    # -- batch windows (Hugging Face Jobs) --------------------------------------------------------------------
+
+    def _windows(self) -> HfJobs:
+        ops = self.node.hf_jobs
+        if ops is None:
+            raise FeatureMissing("this node has no batch-window operations attached")
+        return ops
+
+    async def hf_job_flavors(self) -> list[dict[str, Any]]:
+        return [f.to_json() for f in await self._windows().flavors()]
+
+    async def window_plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What ``window_create(params)`` would start: the whole window's cost against the caps (refused if
+        they cannot pay for it)."""
+        return await self._windows().plan(params)
+
+    async def window_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._windows().create(params)
 
     async def rented_pause(self, name: str) -> dict[str, Any]:
         return await self._ops().pause(name)

@@ -24,3 +24,59 @@ async def test_a_window_failing_to_load_shows_its_last_log_lines(sim: SimulatedH
     assert "RuntimeError: CUDA out of memory loading weights" in (detail.fact_text("Last log lines") or "")
     assert (detail.fact_text("Batch window") or "").startswith("ERROR; Hugging Face ends it by")
     assert detail.delete_button.text() == "Remove from Pairwise…"
+
+
+async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) -> None:
+    from app.ui.wizard.wizard import Page
+    from tests.ui.test_wizard import open_wizard, sign_in
+
+    app = await make_app()
+    wizard = await open_wizard(app)
+    wizard.next()
+    await sign_in(wizard, sim.demo_token)
+    wizard.model.repo.setText(REPO)
+    wizard.next()
+
+    gpu = wizard.gpu
+    assert wizard.currentId() == Page.GPU
+    await until(lambda: gpu.loads >= 1, what="the endpoint GPUs")
+    kind = gpu.kind
+    assert kind.buttons["endpoint"].text() == "Endpoint (pause and resume, scales to zero)"
+    assert kind.buttons["window"].text() == "Batch window (fixed time, hard stop)"
+    assert not kind.hours.isVisibleTo(gpu)  # an endpoint has no window
+    kind.buttons["window"].setChecked(True)
+    await until(lambda: gpu.loads >= 2, what="the Jobs flavors")
+    assert kind.hours.isVisibleTo(gpu) and all(r["region"] == "Jobs" for r in gpu.rows)
+    assert gpu.select("l4x1")
+    kind.hours.setValue(2)
+    assert kind.preview.text() == ("2 h window on l4x1: $1.62 ($0.80/h GPU + $0.01/h port), billed per minute; "
+                                   "Hugging Face stops it at the end.")
+    wizard.next()
+
+    settings = wizard.settings
+    assert settings.policy.currentData() == "prefer"  # a window is rented to be used first
+    assert settings.pause_on_exit.text() == "Cancel it when Pairwise quits"
+    assert not settings.wake.isVisibleTo(settings)
+    settings.name.setText("batch")
+    settings.month.setValue(0)
+    assert settings.preview.text().startswith("2 h window on l4x1: $1.62")
+    assert "your $10.00/day cap pays for 12.3 h" in settings.preview.text()
+    wizard.next()
+    await until(lambda: wizard.currentId() == Page.CONFIRM, what="the window's plan")
+
+    summary = wizard.confirm.summary.text()
+    assert "$1.62 for the whole window" in summary and "120 min at $0.81/h" in summary
+    assert "<b>cancel</b> the job" in summary and "even if this machine is off" in summary
+    assert "token-protected port (never public)" in summary
+    assert sim.state.jobs.all() == []  # nothing rented before the commit
+    wizard.confirm.agree.setChecked(True)
+    wizard.next()
+
+    progress = wizard.progress
+    await until(lambda: progress.state == "running", timeout=20, what="the window to run")
+    assert progress.isComplete() and "Hugging Face ends the window by" in progress.detail.text()
+    jobs = sim.state.jobs.all()
+    assert len(jobs) == 1 and jobs[0].spec["timeoutSeconds"] == 7200 and jobs[0].public_ports == []
+    row = app.facade.rented_row("batch")
+    assert row is not None and row["provider"] == "huggingface-job" and row["policy"] == "prefer"
+    wizard.accept()

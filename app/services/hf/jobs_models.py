@@ -133,6 +133,10 @@ class JobFlavor:
     def window_price_per_hour(self) -> float:
         return round(self.price_per_hour + PORT_FEE_PER_HOUR, 6)
 
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "pretty": self.pretty, "gpu": self.gpu, "price_per_hour": self.price_per_hour,
+                "window_price_per_hour": self.window_price_per_hour}
+
 
 def window_cost(price_per_hour: float, window_s: int) -> float:
     """What a whole window bills: every started minute at the hardware price plus the port's fee."""

@@ -1,5 +1,6 @@
 """Choosing what to rent: a model from Hugging Face's catalog (search, or type any repository
-id), then a GPU from Hugging Face's list with price per hour, GPU memory and free quota.
+id), then an Endpoint or a Batch window (window.py) and a GPU from Hugging Face's list with price
+per hour, GPU memory and free quota (for a window: the Jobs flavors, with the whole window's cost).
 GPUs that cannot be rented now are listed, greyed, with the reason."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.wizard.window import WINDOW, KindChoice, flavor_row, window_preview
 
 SEARCH_DELAY_MS = 300
 GPU_COLUMNS = ["GPU", "GPU memory", "Price", "Free quota", "Where", "Available"]
@@ -134,13 +136,18 @@ class GpuPage(QWizardPage):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.kind = KindChoice()
+        layout.addWidget(self.kind)
         layout.addWidget(self.namespace_label)
         layout.addWidget(self.namespace)
         layout.addWidget(self.table)
         layout.addWidget(self.status)
         self.rows: list[dict[str, Any]] = []
         self.table.itemSelectionChanged.connect(self.completeChanged.emit)
+        self.table.itemSelectionChanged.connect(self.update_preview)
         self.namespace.currentTextChanged.connect(lambda _t: self.load())
+        self.kind.group.buttonToggled.connect(lambda _b, on: self.load() if on else None)
+        self.kind.changed.connect(self.update_preview)
         self.loads = 0
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
@@ -157,9 +164,13 @@ class GpuPage(QWizardPage):
     def load(self) -> None:
         namespace = self.namespace.currentText() or None
         self.status.setText("Asking Hugging Face for GPUs…")
+        self.fill([])
 
         async def run() -> None:
-            rows = [r for r in await self.facade.hf_hardware(namespace) if r.get("accelerator") == "gpu"]
+            if self.kind.kind == WINDOW:
+                rows = [flavor_row(f) for f in await self.facade.hf_job_flavors() if f.get("gpu")]
+            else:
+                rows = [r for r in await self.facade.hf_hardware(namespace) if r.get("accelerator") == "gpu"]
             rows.sort(key=lambda r: (r.get("unavailable_reason") is not None, r.get("pricePerHour") or 1e9))
             self.fill(rows)
             usable = sum(1 for r in rows if not r.get("unavailable_reason"))
@@ -205,8 +216,13 @@ class GpuPage(QWizardPage):
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.selected() is not None
 
+    def update_preview(self) -> None:
+        row = self.selected()
+        self.kind.preview.setText(window_preview(row.get("flavor") if row else None, self.kind.hours.value()))
+
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name
         wizard: Any = self.wizard()
         wizard.choice.hardware = self.selected()
         wizard.choice.namespace = self.namespace.currentText() or None
+        wizard.choice.window = self.kind.window_text() if self.kind.kind == WINDOW else None
         return True

@@ -24,6 +24,7 @@ from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.wizard.base import AsyncPage
 from app.ui.wizard.cost import cost_preview
+from app.ui.wizard.window import window_preview
 
 HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
 POLICIES = [
@@ -57,7 +58,7 @@ class SettingsPage(AsyncPage):
         self.facade = facade
         self.setTitle("Settings for the rented GPU")
         self.setSubTitle("How your cluster may use it, and what it may cost.")
-        form = QFormLayout(self)
+        self.form = form = QFormLayout(self)
         self.name = QLineEdit()
         self.name.setObjectName("nodeName")
         self.share = QCheckBox("Share with the cluster (other machines may send prompts to it)")
@@ -109,7 +110,20 @@ class SettingsPage(AsyncPage):
             self._defaulted = default_name(wizard.choice.model or "")
             self.name.setText(self._defaulted)
         self.status.setText("")
+        self._show_kind(bool(wizard.choice.window))
         self.update_preview()
+
+    def _show_kind(self, window: bool) -> None:
+        """A batch window cannot pause or wake: idle stop and exit cancel it; `prefer` is its natural policy."""
+        if window != getattr(self, "_window_mode", False):
+            self._window_mode = window
+            self.policy.setCurrentIndex(self.policy.findData("prefer" if window else "when-no-local-node"))
+        label = self.form.labelForField(self.idle)
+        if isinstance(label, QLabel):
+            label.setText("Cancel after" if window else "Pause after")
+        self.pause_on_exit.setText("Cancel it when Pairwise quits" if window else "Pause it when Pairwise quits")
+        self.form.setRowVisible(self.wake, not window)
+        self.form.setRowVisible(self.hours, not window)
 
     def price(self) -> float | None:
         wizard: Any = self.wizard()
@@ -117,6 +131,16 @@ class SettingsPage(AsyncPage):
         return hardware.get("pricePerHour")
 
     def update_preview(self) -> None:
+        wizard: Any = self.wizard()
+        window = wizard.choice.window if wizard else None
+        if window:
+            flavor = (wizard.choice.hardware or {}).get("flavor")
+            hours = int(window.rstrip("m")) / 60
+            caps = [f"your {fmt.money(cap)}/{period} cap pays for {fmt.hours(cap / flavor['window_price_per_hour'])}"
+                    for period, cap in (("day", self.day.value()), ("month", self.month.value()))
+                    if cap and flavor and flavor.get("window_price_per_hour")]
+            self.preview.setText(" ".join([window_preview(flavor, hours), "; ".join(caps)]).strip())
+            return
         self.preview.setText(cost_preview(self.price(), self.hours.value(), usd_per_day=self.day.value() or None,
                                           usd_per_month=self.month.value() or None,
                                           idle_pause_min=self.idle.value() or None))
@@ -127,6 +151,14 @@ class SettingsPage(AsyncPage):
     def params(self) -> dict[str, Any]:
         wizard: Any = self.wizard()
         hardware = wizard.choice.hardware or {}
+        if wizard.choice.window:
+            return {
+                "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
+                "gpu": hardware.get("id"), "window": wizard.choice.window, "share_with_cluster": self.share.isChecked(),
+                "use": self.policy.currentData(), "idle_pause_min": self.idle.value() or None,
+                "usd_per_day": self.day.value() or None, "usd_per_month": self.month.value() or None,
+                "pause_on_sponsor_exit": self.pause_on_exit.isChecked(),
+            }
         return {
             "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
             "gpu": hardware.get("id") or f"{hardware.get('instanceType')}:{hardware.get('instanceSize')}",
@@ -142,7 +174,8 @@ class SettingsPage(AsyncPage):
 
     async def run_next(self) -> None:
         params = self.params()
-        self.plan = await self.facade.rented_plan(params)
+        windowed = bool(params.get("window"))
+        self.plan = await (self.facade.window_plan(params) if windowed else self.facade.rented_plan(params))
         wizard: Any = self.wizard()
         wizard.choice.params, wizard.choice.plan = params, self.plan
 
@@ -167,6 +200,10 @@ class ConfirmPage(QWizardPage):
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         wizard: Any = self.wizard()
         plan, params = wizard.choice.plan or {}, wizard.choice.params or {}
+        self.agree.setChecked(False)
+        if plan.get("provider") == "huggingface-job":
+            self.summary.setText("<br><br>".join(window_summary(plan)))
+            return
         budget = plan.get("budget") or {}
         caps = []
         if budget.get("usd_per_day") is not None:
@@ -191,3 +228,24 @@ class ConfirmPage(QWizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.agree.isChecked()
+
+
+def window_summary(plan: dict[str, Any]) -> list[str]:
+    """The confirmation of a batch window: its whole cost, its hard stop, and that stops CANCEL it."""
+    budget = plan.get("budget") or {}
+    caps = [f"{fmt.money(budget[f'usd_per_{p}'])} per UTC {p}" for p in ("day", "month")
+            if budget.get(f"usd_per_{p}") is not None]
+    idle = plan.get("idle_stop_min")
+    return [
+        f"<b>{plan.get('name')}</b>: {plan.get('model')} served by {plan.get('engine')} on {plan.get('gpu')} "
+        f"({plan.get('gpu_description')}) in {plan.get('namespace')}, a batch window of {plan.get('window')}.",
+        f"<b>{fmt.money(plan.get('window_cost_usd'))} for the whole window</b>: {plan.get('window_minutes')} min at "
+        f"{fmt.price(plan.get('price_per_hour'))} (GPU {fmt.price(plan.get('hardware_per_hour'))} + "
+        "$0.01/h for the port), billed per minute from when the job starts.",
+        f"Hugging Face stops it after {plan.get('window')}, even if this machine is off. It cannot be extended.",
+        "Budget: " + (", ".join(caps) if caps else "no cap") + ".",
+        (f"Idle stop after {idle:g} min without requests. " if idle else "")
+        + "Idle stop, budget caps and quitting Pairwise <b>cancel</b> the job: a later batch starts a new window "
+        "and loads the model again.",
+        f"Its port is {plan.get('access')}: only your token can call it.",
+    ]

@@ -22,6 +22,14 @@ STEPS = [
     ("running", "Running: the model is part of your cluster"),
 ]
 ORDER = {"create": 0, "pending": 1, "initializing": 2, "updating": 2, "running": 3}
+# A batch window's job stages (the node's hf_state) as the same steps; anything else has ended it.
+WINDOW_TEXTS = [
+    ("create", "Starting the job on Hugging Face"),
+    ("pending", "Scheduling: Hugging Face is finding a GPU"),
+    ("initializing", "Loading: the container pulls and the model loads (billing has started)"),
+    ("running", "Running: the model is part of your cluster until the window ends"),
+]
+WINDOW_STEPS = {"SCHEDULING": "pending", "LOADING": "initializing", "UPDATING": "initializing", "RUNNING": "running"}
 
 
 class ProgressPage(QWizardPage):
@@ -44,6 +52,8 @@ class ProgressPage(QWizardPage):
         self.state = "create"
         self.seen: list[str] = []
         self.failed = False
+        self.windowed = False  # a batch window (a Hugging Face Job), not an endpoint
+        self.steps = STEPS
         self.row: dict[str, Any] = {}
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
@@ -53,12 +63,15 @@ class ProgressPage(QWizardPage):
         wizard: Any = self.wizard()
         params = wizard.choice.params or {}
         self.name = params.get("name")
+        self.windowed = bool(params.get("window"))
+        self.steps = WINDOW_TEXTS if self.windowed else STEPS
         self.show_state("create")
         self.tasks.spawn(self._create(params), name=f"create {self.name}")
 
     async def _create(self, params: dict[str, Any]) -> None:
         try:
-            self.row = await self.facade.rented_create(params)
+            create = self.facade.window_create if self.windowed else self.facade.rented_create
+            self.row = await create(params)
         except Exception as exc:
             title, message = error_text(exc)
             self.fail(f"{title}: {message}")
@@ -72,6 +85,13 @@ class ProgressPage(QWizardPage):
             return
         self.row = row
         hf_state = str(row.get("hf_state") or "pending")
+        if self.windowed:
+            if hf_state not in WINDOW_STEPS:
+                lines = "<br>".join(row.get("last_log_lines") or [])
+                self.fail(f"the batch window ended: {row.get('hf_message') or hf_state}"
+                          + (f"<br><tt>{lines}</tt>" if lines else ""))
+                return
+            hf_state = WINDOW_STEPS[hf_state]
         if hf_state in ("failed", "updateFailed"):
             self.fail(f"Hugging Face reports {hf_state}: {row.get('hf_message') or 'no message'}")
             return
@@ -82,15 +102,17 @@ class ProgressPage(QWizardPage):
             self.seen.append(hf_state)
         self.state = hf_state
         reached = ORDER.get(hf_state, 1)
-        for i, (_key, text) in enumerate(STEPS):
+        for i, (_key, text) in enumerate(self.steps):
             mark = "✔" if i < reached or hf_state == "running" else ("▶" if i == reached else "○")
             self.labels[i].setText(f"{mark} {text}")
         cost = (self.row.get("cost") or {}).get("session_usd")
         price = self.row.get("price_per_hour")
         if hf_state == "running":
             self._poll.stop()
+            done = (f"Hugging Face ends the window by {self.row.get('window_ends_at')}." if self.windowed
+                    else "Pause it from the tray menu when you are done.")
             self.detail.setText(f"{self.name} is running at {fmt.price(price)}. Cost so far: {fmt.money(cost)}. "
-                                "Pause it from the tray menu when you are done.")
+                                + done)
         elif hf_state not in ORDER:
             self.detail.setText(f"Hugging Face says: {hf_state}. {self.row.get('hf_message') or ''}")
         elif hf_state != "create":

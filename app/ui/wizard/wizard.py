@@ -44,6 +44,7 @@ class Choice:
     hardware: dict[str, Any] | None = None
     params: dict[str, Any] | None = None
     plan: dict[str, Any] | None = None
+    window: str | None = None  # a batch window's length ("120m"); None for an endpoint
 
 
 class RentWizard(QWizard):
