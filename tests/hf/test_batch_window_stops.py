@@ -149,3 +149,20 @@ def test_stop_then_a_new_window_on_the_same_rented_node_shares_its_spend(sim_fac
     both = job_ledger(sim, first)["usd"] + job_ledger(sim, second)["usd"]
     row = wait_show(sponsor, "batch", "both windows in today's spend", lambda r: r["cost"]["day_usd"] > spent_first)
     assert abs(row["cost"]["day_usd"] - both) <= 2 * ONE_MINUTE
+
+
+def test_a_run_sent_twice_leaves_no_stray_job_billing(sim_factory: Any, node_factory: Any) -> None:
+    """HF starts the job but its answer is lost; the client sends the run again and a second job starts.
+    The first (same labels, watched by nobody) is canceled at once, and what it billed is charged."""
+    sim: SimulatorThread = sim_factory(minute_s=MINUTE_S, **JOB_SIM)
+    sponsor = start_sponsor(node_factory, sim, MINUTE_S)
+    sim.control("POST", "/_sim/faults", {"target": "hub", "kind": "cut_stream", "count": 1,
+                                         "path": "/api/jobs/demo-user"})
+    row = window_create(sponsor, "batch", window="2h")
+    with hf_http(sim) as http:
+        jobs = http.get("/api/jobs/demo-user").json()
+    assert len(jobs) == 2  # the first run did start
+    stray = next(j for j in jobs if f"demo-user/{j['id']}" != row["hf_job"])
+    assert stray["labels"]["pairwise-rented"] == "batch" and stray["status"]["stage"] == "CANCELED"
+    assert stage(sim, row) in ("SCHEDULING", "RUNNING")
+    assert "canceling orphaned job" in (sponsor.home / "logs" / "node.log").read_text()

@@ -425,7 +425,7 @@ class JobLifecycle:
         name = info.labels.get(LABEL_RENTED, "")
         record, node = self.records.get(name), self.manager.nodes.get(name)
         if record is None or record.job_id != info.id or node is None:
-            await self._cancel_orphan(client, info, name)
+            await self.cancel_orphan(client, info, name)
             return
         watch = self.watch_of(node)
         if watch is None:
@@ -442,7 +442,18 @@ class JobLifecycle:
             log.info("rented node %s: canceling job %s at start: %s", name, info.id, why)
             self.request_stop(watch, "start", why)
 
-    async def _cancel_orphan(self, client: HuggingFaceClient, info: JobInfo, name: str) -> None:
+    async def cancel_strays(self, client: HuggingFaceClient, namespace: str, name: str, keep: str | None) -> None:
+        """Cancel every running job labelled for rented node ``name`` except ``keep``: a run whose answer
+        was lost and was sent again leaves a job nobody watches (it would bill until its window ends)."""
+        try:
+            found = await client.list_jobs(namespace, {LABEL_SPONSOR: self.manager.sponsor_id, LABEL_RENTED: name})
+            for info in found:
+                if not info.ended and info.id != keep:
+                    await self.cancel_orphan(client, info, name)
+        except PairwiseError as exc:
+            log.warning("rented node %s: could not look for stray jobs (the next start will): %s", name, exc.message)
+
+    async def cancel_orphan(self, client: HuggingFaceClient, info: JobInfo, name: str) -> None:
         log.info("canceling orphaned job %s/%s of rented node %s (no rented node watches it)",
                  info.namespace, info.id, name or "?")
         ended = await client.cancel_job(info.namespace, info.id)

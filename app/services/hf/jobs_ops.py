@@ -150,7 +150,11 @@ class HfJobs:
         labels = {LABEL_SPONSOR: self.manager.sponsor_id, LABEL_RENTED: name}
         body = run_body(repo=plan["model"], flavor=plan["gpu"], engine=plan["engine"], window_s=plan["window_s"],
                         labels=labels, token=token)
-        info = await client.run_job(namespace, body)
+        try:
+            info = await client.run_job(namespace, body)
+        except HfError:
+            await self.lifecycle.cancel_strays(client, namespace, name, keep=None)  # it may have started anyway
+            raise
         self.lifecycle.drop_watch(name)  # a new window on an existing node is watched afresh
         self.records.put(name, JobRecord(
             namespace=info.namespace or namespace, job_id=info.id, model=plan["model"], flavor=plan["gpu"],
@@ -178,6 +182,7 @@ class HfJobs:
                 if not plan["new_window_on_existing_node"]:
                     self.records.forget(name)
             raise
+        await self.lifecycle.cancel_strays(client, info.namespace, name, keep=info.id)
         watch = self.lifecycle.watch_of(self.manager.get(name))
         if watch is not None:
             await self.lifecycle.observe(watch, info)
