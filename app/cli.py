@@ -11,6 +11,7 @@ from typing import Any
 from app.cli_common import home_of, print_json, read_token_stdin, table
 from app.control_client import ControlClient
 from app.services.errors import PairwiseError
+from app.services.jobs.requester import requester_text
 from app.services.platform.signals import stop_event
 
 
@@ -29,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run a node headless until SIGINT or SIGTERM")
     add_node_options(serve)
+    serve.add_argument("--lan-listen", metavar="HOST:PORT",
+                       help="also open the LAN door there (HTTPS, keys required; remembered; 'off' closes it)")
 
     status = sub.add_parser("status", help="the running node's status")
     status.add_argument("--json", action="store_true")
@@ -62,11 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extensions() -> list[Any]:
     """Command groups that live in their own modules."""
-    from app import cli_cluster, cli_demo, cli_hf, cli_rented, cli_rented_hf, cli_sim
+    from app import cli_cluster, cli_demo, cli_hf, cli_keys, cli_rented, cli_rented_hf, cli_sim
 
     # cli_rented_hf adds create/pause/resume/delete to the `rented` group, so it comes after cli_rented.
     return [cli_sim.register, cli_hf.register, cli_rented.register, cli_rented_hf.register, cli_demo.register,
-            cli_cluster.register]
+            cli_cluster.register, cli_keys.register]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,11 +103,17 @@ def make_node(args: argparse.Namespace) -> Any:
 
 def serve(args: argparse.Namespace) -> int:
     node = make_node(args)
+    lan_listen = getattr(args, "lan_listen", None)
+    if lan_listen:
+        node.settings.lan_listen = None if lan_listen == "off" else lan_listen
+        node.settings_store.save(node.settings)
 
     async def run() -> None:
         stop, _ = stop_event(asyncio.get_running_loop())
         await node.start()
         print(f"Pairwise node {node.name} serving on http://{node.frontdoor_address}", flush=True)
+        if node.requesters is not None and node.requesters.lan.on:
+            print(f"LAN door on https://{node.requesters.lan.address} (keys required)", flush=True)
         await stop.wait()
         print("stopping...", flush=True)
         await node.stop()
@@ -148,10 +157,10 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     if args.json:
         print_json(jobs)
         return 0
-    rows = [[j["id"][:8], j["model"], j["state"], j["origin_node"], j.get("serving_node") or "-",
+    rows = [[j["id"][:8], j["model"], j["state"], requester_text(j), j.get("serving_node") or "-",
              "off-LAN" if j.get("off_lan") else "", str(j.get("completion_tokens") or ""),
              f"${j['cost_usd']:.4f}" if j.get("cost_usd") else ""] for j in jobs]
-    print(table(rows, ["ID", "MODEL", "STATE", "ORIGIN", "SERVED BY", "", "TOKENS", "COST"]))
+    print(table(rows, ["ID", "MODEL", "STATE", "REQUESTER", "SERVED BY", "", "TOKENS", "COST"]))
     return 0
 
 

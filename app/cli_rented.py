@@ -59,6 +59,10 @@ def register(sub: Any) -> None:
     change.add_argument("--cold-start-s", type=float)
     change.add_argument("--managed", choices=ON_OFF)
     add_cost_controls(change)
+    change.add_argument("--peer-usd-per-day", action="append", metavar="PEER=USD",
+                        help="daily spend cap for a peer node (name or id; '*' for peers not named; PEER=off removes)")
+    change.add_argument("--peer-requests-per-min", action="append", metavar="PEER=N",
+                        help="request rate for a peer node (name or id; '*' for peers not named; PEER=off removes)")
     change.add_argument("--allow-model", action="append", help="allowlist a model (repeatable); 'none' clears it")
     change.add_argument("--model", action="append", help="declared models (repeatable); 'none' clears them")
     change.add_argument("--gpu")
@@ -119,7 +123,28 @@ def set_changes(args: argparse.Namespace) -> dict[str, Any]:
         given = getattr(args, flag)
         if given is not None:
             changes[key] = [] if given == ["none"] else given
+    for flag, key, kind in (("peer_usd_per_day", "requesters.usd_per_day", float),
+                            ("peer_requests_per_min", "requesters.requests_per_min", int)):
+        if getattr(args, flag):
+            changes[key] = peer_values(getattr(args, flag), kind, "--" + flag.replace("_", "-"))
     return changes
+
+
+def peer_values(given: list[str], kind: type, flag: str) -> dict[str, Any]:
+    """``["laptop-b=2", "*=5", "old=off"]`` -> ``{"laptop-b": 2.0, "*": 5.0, "old": None}`` (None removes)."""
+    out: dict[str, Any] = {}
+    for item in given:
+        peer, sep, value = item.partition("=")
+        if not sep or not peer.strip():
+            raise ConfigError(f"{flag} takes PEER=VALUE (PEER a node name or id, or '*'), not {item!r}")
+        if value.strip().lower() in ("off", "none", ""):
+            out[peer.strip()] = None
+            continue
+        try:
+            out[peer.strip()] = kind(value)
+        except ValueError as exc:
+            raise ConfigError(f"{flag} {item!r}: {value!r} is not a {'whole ' if kind is int else ''}number") from exc
+    return out
 
 
 def read_declarations(path: str) -> list[dict[str, Any]]:
@@ -169,7 +194,14 @@ def run(args: argparse.Namespace) -> int:
                         ["NAME", "PROVIDER", "STATE", "SHARED", "POLICY", "MODELS", "PRICE", "REASON"]))
         return 0
     if command == "show":
-        return report(client.call("GET", f"/rented/{args.name}"), args.json, detail=True)
+        row = client.call("GET", f"/rented/{args.name}")
+        report(row, args.json, detail=True)
+        if not args.json:
+            from app.services.keys.limits import today_text
+
+            rows = client.call("GET", "/requesters/today", params={"rented": args.name})["today"]
+            print(f"{'by requester':>16}: {today_text(rows)}")
+        return 0
     if command == "set":
         changes = set_changes(args)
         payload = {"changes": changes}
@@ -199,7 +231,7 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
     if detail:
         for key in ("provider", "url", "endpoint", "gpu", "price_per_hour", "shared", "policy", "cold_start_s",
                     "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
-                    "cost"):
+                    "requesters", "cost"):
             print(f"{key:>16}: {row.get(key)}")
         for key in ("hf_stage", "hf_job", "window_ends_at", "ended_by"):  # a batch window's
             if row.get(key) is not None:

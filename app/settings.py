@@ -71,6 +71,7 @@ class NodeSettings(_Model):
     cluster_listen: str = DEFAULT_CLUSTER_LISTEN
     mdns: bool = True
     off_lan: Literal["allow", "deny"] = "allow"
+    lan_listen: str | None = None  # the LAN door's HOST:PORT (HTTPS, keys required); None = off
     ca_file: str | None = None
     max_body_bytes: int = 8 * 1024 * 1024
     engines: list[EngineDecl] = Field(default_factory=list)

@@ -6,6 +6,7 @@ from app.environment import reread_environment
 from app.home import Home
 from app.services.cluster.attach import attach_cluster
 from app.services.hf import attach_hf
+from app.services.keys.attach import attach_requesters
 from app.services.node import Node
 from app.services.rented import attach_rented
 
@@ -18,5 +19,6 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
     node.rented = attach_rented(node)
     node.hf, node.hf_rented = attach_hf(node)  # after rented: its lifecycle drives the rented nodes
+    node.requesters = attach_requesters(node)
     node.cluster = attach_cluster(node)
     return node

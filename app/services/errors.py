@@ -10,7 +10,8 @@ a CLI line or an HTTP error body can show as is (the Maestral lesson).
     ├── FeatureMissing         a feature (cluster, rented nodes, Hugging Face) is not attached to this node
     ├── RefusedError           a request refused by policy (loopback rule, sharing off, budget...)
     ├── UpstreamError          an upstream failed; ``before_first_byte`` decides failover
-    │   └── UpstreamTimeout    no first byte within the upstream's first-byte timeout
+    │   ├── UpstreamTimeout    no first byte within the upstream's first-byte timeout
+    │   └── RequesterLimitError  a requester over its spend cap or rate on a rented node (429)
     └── ControlError           the CLI could not talk to a running node
 """
 
@@ -66,6 +67,19 @@ class UpstreamError(PairwiseError):
 class UpstreamTimeout(UpstreamError):
     title = "Upstream timed out"
     status = 504
+
+
+class RequesterLimitError(UpstreamError):
+    """A requester over a limit on a rented node. An ``UpstreamError`` so the plan moves on to the
+    next candidate (LAN capacity is never limited); when no candidate is left, the caller gets 429.
+    ``retry_after_s`` is set for rates (and sent as ``Retry-After``); a daily cap resets at 00:00 UTC."""
+
+    title = "Requester limit reached"
+    status = 429
+
+    def __init__(self, message: str, *, retry_after_s: int | None = None) -> None:
+        super().__init__(message, status=429)
+        self.retry_after_s = retry_after_s
 
 
 class ControlError(PairwiseError):

@@ -20,7 +20,7 @@ import httpx
 
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
-from app.services.errors import UpstreamError
+from app.services.errors import RequesterLimitError, UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
@@ -114,6 +114,8 @@ class InferenceService:
         self.registry, self.tracker = registry, tracker
         self.node_name, self.node_id = node_name, node_id
         self._refresh_stale = refresh_stale
+        # Checks run just before a candidate is asked; one raises RequesterLimitError to skip it.
+        self.gates: list[Callable[[Upstream, Caller], None]] = []
 
     def base_headers(self) -> dict[str, str]:
         return {"X-Pairwise-Node": self.node_name}
@@ -163,6 +165,7 @@ class InferenceService:
                      model: str, plan: Plan, job: Workload, headers: dict[str, str]) -> InferenceResult:
         stream = wants_stream(api, operation, body)
         failures: list[str] = []
+        limited: list[RequesterLimitError] = []
         started_ns = time.monotonic_ns()
         for upstream in plan.candidates:
             target = upstream.api_for(api)
@@ -170,13 +173,18 @@ class InferenceService:
             request = UpstreamRequest(
                 api=target, operation=operation, stream=stream, client_api=api,
                 body=translate_request(api, target, operation, body, upstream_model),
-                requester=caller.requester, origin_node_id=job.origin_node_id, job_id=job.id,
+                requester=caller.requester.app or "", requester_key=caller.requester.key or "",
+                origin_node_id=job.origin_node_id, job_id=job.id,
             )
             with upstream.slot() as slot:
                 try:
+                    for gate in self.gates:
+                        gate(upstream, caller)
                     opened = await upstream.open(request)
                 except UpstreamError as exc:
                     failures.append(exc.message)
+                    if isinstance(exc, RequesterLimitError):
+                        limited.append(exc)
                     log.info("failover for job %s: %s", job.id, exc.message)
                     continue
                 except asyncio.CancelledError:
@@ -184,9 +192,24 @@ class InferenceService:
                     raise
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
                                            target, stream, started_ns, headers)
+        if limited and len(limited) == len(failures):
+            return self._refuse_limited(api, job, limited, headers)
         message = f"every node that serves '{requested}' failed: " + "; ".join(failures)
         self.tracker.finish(job, "failed", error=message)
         return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
+
+    def _refuse_limited(self, api: Api, job: Workload, limited: list[RequesterLimitError],
+                        headers: dict[str, str]) -> InferenceResult:
+        """Every candidate was a rented node this requester is over its limit on: 429 naming the limits."""
+        message = "; ".join(dict.fromkeys(exc.message for exc in limited))
+        self.tracker.finish(job, "refused", error=message)
+        waits = [exc.retry_after_s for exc in limited]
+        headers = {**headers, "X-Pairwise-Job": job.id, "X-Pairwise-Limit": "requester"}
+        if all(w is not None for w in waits):
+            headers["Retry-After"] = str(max(w for w in waits if w is not None))
+        else:  # a daily cap: retrying before 00:00 UTC is pointless (OpenAI clients honour this header)
+            headers["X-Should-Retry"] = "false"
+        return json_result(429, error_body(api, message, status=429, kind="rate_limit"), headers)
 
     async def _respond(self, api: Api, operation: Operation, body: dict[str, Any], requested: str, job: Workload,
                        upstream: Upstream, slot: InFlight, opened: Opened, target: Api, stream: bool,

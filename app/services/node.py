@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from logging.handlers import RotatingFileHandler
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import typedefs, web
 
 from app.home import Home, write_private
 from app.services.backends.engines import EngineManager
@@ -41,12 +41,14 @@ if TYPE_CHECKING:
     from app.services.hf.jobs_ops import HfJobs
     from app.services.hf.rented_ops import HfRented
     from app.services.hf.service import HfService
+    from app.services.keys.service import RequesterService
     from app.services.rented.manager import RentedManager
 
 log = logging.getLogger(__name__)
 
 StopHook = Callable[[], Awaitable[None]]
 ControlRoute = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+DoorCheck = typedefs.Middleware
 
 
 class NodeAlreadyRunning(ConfigError):
@@ -93,7 +95,10 @@ class Node:
         self.hf_rented: HfRented | None = None  # Hugging Face rented operations (needs ``rented``)
         self.hf_jobs: HfJobs | None = None  # batch windows on Hugging Face Jobs (needs ``rented``)
         self.cluster: ClusterService | None = None
+        self.requesters: RequesterService | None = None  # keys, per-requester limits, the LAN door
         self.extra_control_routes: list[ControlRoute] = []
+        # Checks the loopback front door runs after its loopback rule (the keys feature's optional key).
+        self.door_checks: list[DoorCheck] = []
         self.stop_first: list[tuple[str, StopHook]] = []
         self.stop_last: list[StopHook] = []
         self.start_hooks: list[StopHook] = []

@@ -16,6 +16,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.services.jobs.requester import requester_text
+
 SUMMARY_INTERVAL_S = 60.0
 DEDUPE_S = 60.0
 ATTENTION_KINDS = frozenset({"rented_failed", "budget_paused", "rented_drifted", "reconcile_paused"})
@@ -64,7 +66,7 @@ class NotificationPolicy:
                 self.off_lan_pending[node] += 1
                 return None
             self.off_lan_seen.add(node)
-            model, who = data.get("model") or "a model", data.get("requester") or data.get("origin_node") or "an app"
+            model, who = data.get("model") or "a model", requester_text(data) if data.get("requester") else data.get("origin_node") or "an app"
             return Notification(kind, "A prompt left your LAN",
                                 f"{who} asked {model}; it was sent to {node} (Rented · off-LAN). Further prompts "
                                 "to it this session are summarised.", node=node)

@@ -105,8 +105,12 @@ def test_one_job_on_both_nodes_with_origin_and_serving_node(duo: Duo) -> None:
         assert record["origin_node"] == "beta" and record["origin_node_id"] == duo.b.runtime["node_id"]
         assert record["serving_node"] == "alpha" and record["serving_node_id"] == duo.a.runtime["node_id"]
         assert record["engine"] == "ta" and record["completion_tokens"]
-    assert on_a["requester"] == "beta", "relayed work: the requester is the origin node"
-    assert on_b["requester"].startswith("python-httpx")
+    # One structured requester on both nodes: the origin node (on alpha from beta's pinned certificate)
+    # and, without a key, the app's User-Agent marked unauthenticated.
+    for record in (on_a, on_b):
+        who = record["requester"]
+        assert (who["node_id"], who["node_name"]) == (duo.b.runtime["node_id"], "beta")
+        assert who["app"].startswith("python-httpx") and who["key"] is None and who["authenticated"] is False
     assert [j["id"] for j in jobs(duo.a)].count(job_id) == 1 and [j["id"] for j in jobs(duo.b)].count(job_id) == 1
 
 

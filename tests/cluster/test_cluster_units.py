@@ -26,6 +26,7 @@ from app.services.cluster.trust import PeerPin
 from app.services.errors import ConfigError
 from app.services.events import EventBus
 from app.services.jobs.records import Workload
+from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
 from tests.cluster.conftest import Node
 
@@ -108,7 +109,7 @@ def repl(tmp_path: Path) -> Iterator[tuple[Replication, SimpleNamespace]]:
 
 
 def record(origin: str, serving: str | None, state: str = "running", **extra: Any) -> dict[str, Any]:
-    job = Workload(model="m", api="openai", origin_node="o", origin_node_id=origin, requester="app",
+    job = Workload(model="m", api="openai", origin_node="o", origin_node_id=origin, requester=Requester(origin, "o", app="app"),
                    serving_node="s" if serving else None, serving_node_id=serving, state=state)  # type: ignore[arg-type]
     data = job.to_json()
     data.update(extra)
@@ -141,7 +142,7 @@ def test_the_serving_node_keeps_its_own_record_of_a_relayed_job(repl: tuple[Repl
     node.jobs.save(mine)
     origin_view = {**mine.to_json(), "requester": "some app", "state": "completed", "updated_at": time.time() + 1}
     assert replication.receive(pin_of(PEER), [origin_view]) == {"stored": 0, "ignored": 1}
-    assert node.jobs.get(mine.id).requester == "peer-node"
+    assert node.jobs.get(mine.id).requester.app == "peer-node"
     # A relayed job that failed here and then went to another owner: the origin's record says so.
     moved = {**origin_view, "serving_node_id": OTHER, "updated_at": time.time() + 2}
     assert replication.receive(pin_of(PEER), [moved])["stored"] == 1

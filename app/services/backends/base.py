@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
+from app.services.jobs.requester import Requester
 from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
 
@@ -27,15 +28,16 @@ UpstreamKind = Literal["engine", "peer", "rented"]
 
 @dataclass
 class Caller:
-    """Who asked: a local app (by User-Agent) or a peer node relaying for its own caller."""
+    """Who asked: a local app or key on this node, or a peer node relaying for its own caller."""
 
-    requester: str
+    requester: Requester
     origin_node: str | None = None
     origin_node_id: str | None = None
     job_id: str | None = None
     local_only: bool = False  # a relayed request is served here, never relayed onward
     from_peer: bool = False
     allow_off_lan: bool = True
+    off_lan_rule: str = "setting off_lan: deny"  # what denies off-LAN, named in refusals
 
 
 @dataclass
@@ -45,7 +47,8 @@ class UpstreamRequest:
     body: dict[str, Any]
     stream: bool
     client_api: Api
-    requester: str = ""
+    requester: str = ""  # the caller's app hint (User-Agent)
+    requester_key: str = ""  # the name of the key the caller presented on its node, if any
     origin_node_id: str = ""
     job_id: str = ""
 

@@ -19,6 +19,7 @@ from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamReq
 from app.services.cluster.facts import DEFAULT_FIRST_BYTE_S
 from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
+from app.services.keys.limit_text import limit_from_peer
 from app.services.translate.shapes import Api
 
 # The peer may itself wait for a cold engine; give its answer a little longer than its own wait.
@@ -88,6 +89,7 @@ class PeerUpstream(Upstream):
             "X-Pairwise-Op": request.operation,
             "X-Pairwise-Origin-Id": request.origin_node_id,
             "X-Pairwise-Requester": request.requester[:200],
+            "X-Pairwise-Requester-Key": request.requester_key[:64],
             "X-Pairwise-Job": request.job_id,
             # This node's off-LAN rule travels with the request: a peer's rented node is off-LAN for us too.
             "X-Pairwise-Allow-Off-Lan": "1" if self._off_lan_allowed() else "0",
@@ -95,6 +97,10 @@ class PeerUpstream(Upstream):
         try:
             opened = await self.client.open_relay(request.body, headers, self.first_byte_timeout_s)
         except UpstreamError as exc:
+            if exc.upstream_status == 429:
+                # The sponsor refused our requester by one of its per-requester limits: keep it a
+                # limit (429 for our caller, with the sponsor's words and wait), not a failure.
+                raise limit_from_peer(exc.message) from None
             if exc.upstream_status is None and not isinstance(exc, UpstreamTimeout):
                 # Nothing answered at all: stop routing there until a poll finds the peer again.
                 self._on_unreachable()

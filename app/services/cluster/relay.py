@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, cast, get_args
 
 from aiohttp import web
 
+from app.services.backends.base import Caller
 from app.services.cluster.facts import LoadBook, shareable_upstreams
 from app.services.cluster.tls import PEER_PIN_KEY
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
-from app.services.inference import Caller
+from app.services.jobs.requester import relayed_requester
 from app.services.translate.shapes import Api, Operation, canonical_model
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ class Relay:
             return shaped_error(api, 404, f"model '{model[:200]}' is not served to peers by {self.node.name}",
                                 headers={"X-Pairwise-Node": self.node.name})
         origin = self.origin_name(pin.node_id, pin.name)
-        caller = Caller(requester=origin, origin_node=origin, origin_node_id=pin.node_id,
+        requester = relayed_requester(pin.node_id, origin, request.headers)
+        caller = Caller(requester=requester, origin_node=origin, origin_node_id=pin.node_id,
                         job_id=self._job_id(request.headers.get("X-Pairwise-Job", ""), pin.node_id),
                         local_only=True, from_peer=True,
                         allow_off_lan=request.headers.get("X-Pairwise-Allow-Off-Lan", "1") != "0")

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-STATES = ("queued", "running", "completed", "failed", "cancelled")
+STATES = ("queued", "running", "completed", "failed", "cancelled", "refused")
 MAX_BATCH = 500
 MAX_OUTBOX = 2000
 CATCH_UP = 200

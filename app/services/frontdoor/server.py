@@ -11,7 +11,7 @@ from aiohttp import web
 
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
 from app.services.frontdoor.inventory_routes import add_inventory_routes
-from app.services.inference import Caller
+from app.services.keys.auth import Middleware, caller_for, model_refusal
 from app.services.translate.shapes import Api, Operation
 
 if TYPE_CHECKING:
@@ -88,8 +88,11 @@ async def loopback_only(request: web.Request, handler: Handler) -> web.StreamRes
     return await handler(request)
 
 
-def build_frontdoor(node: Node) -> web.Application:
-    app = web.Application(middlewares=[loopback_only], client_max_size=node.settings.max_body_bytes)
+def build_frontdoor(node: Node, *, lan_door: Middleware | None = None) -> web.Application:
+    """The loopback front door (keys optional, control API included), or with ``lan_door`` the
+    LAN door: the same two APIs behind that key-checking middleware, without the control API."""
+    doors: list[Middleware] = [lan_door] if lan_door else [loopback_only, *node.door_checks]
+    app = web.Application(middlewares=doors, client_max_size=node.settings.max_body_bytes)
 
     async def add_node_header(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.setdefault("X-Pairwise-Node", node.name)
@@ -101,9 +104,10 @@ def build_frontdoor(node: Node) -> web.Application:
             body = await read_json_body(request, api, node.settings.max_body_bytes)
             if isinstance(body, web.Response):
                 return body
-            caller = Caller(requester=request.headers.get("User-Agent", "unknown local app")[:200],
-                            allow_off_lan=node.settings.off_lan == "allow")
-            result = await node.inference.run(api, operation, body, caller)
+            refused = model_refusal(request, api, body)
+            if refused is not None:
+                return refused
+            result = await node.inference.run(api, operation, body, caller_for(node, request))
             return await write_result(request, result)
 
         return handle
@@ -116,6 +120,8 @@ def build_frontdoor(node: Node) -> web.Application:
     app.router.add_post("/v1/completions", inference("openai", "complete"))
     app.router.add_post("/v1/embeddings", inference("openai", "embed"))
     add_inventory_routes(app, node)
+    if lan_door:
+        return app
 
     from app.services.frontdoor.control import add_control_routes
 

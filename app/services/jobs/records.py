@@ -7,7 +7,10 @@ import uuid
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-JobState = Literal["queued", "running", "completed", "failed", "cancelled"]
+from app.services.jobs.requester import Requester
+
+# "refused": turned away by a requester limit (daily spend, rate) before any upstream was asked.
+JobState = Literal["queued", "running", "completed", "failed", "cancelled", "refused"]
 ACTIVE_STATES = ("queued", "running")
 
 
@@ -21,7 +24,7 @@ class Workload:
     api: str
     origin_node: str
     origin_node_id: str
-    requester: str
+    requester: Requester
     id: str = field(default_factory=new_job_id)
     serving_node: str | None = None
     serving_node_id: str | None = None
@@ -40,8 +43,9 @@ class Workload:
     updated_at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:
-        # Every field is a scalar, so a flat copy equals asdict() at a tenth of its cost (hot path).
+        # Every field but the requester is a scalar, so a flat copy equals asdict() at a tenth of its cost (hot path).
         data = {name: getattr(self, name) for name in _FIELD_NAMES}
+        data["requester"] = self.requester.to_json()
         if self.finished_at is not None and self.started_at is not None:
             data["duration_s"] = round(self.finished_at - self.started_at, 3)
         return data
@@ -49,7 +53,10 @@ class Workload:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Workload:
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        values["requester"] = Requester.from_json(data.get("requester"), node_id=str(data.get("origin_node_id") or ""),
+                                                  node_name=str(data.get("origin_node") or ""))
+        return cls(**values)
 
 
 _FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Workload))

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from app.services.events import EventBus
 from app.services.jobs.records import Workload
+from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
 
 
@@ -17,7 +18,7 @@ class JobTracker:
         # Called with every local change so the cluster can replicate it.
         self.replicators: list[Callable[[Workload], None]] = []
 
-    def open(self, *, model: str, api: str, requester: str, origin_node: str | None = None,
+    def open(self, *, model: str, api: str, requester: Requester, origin_node: str | None = None,
              origin_node_id: str | None = None, job_id: str | None = None) -> Workload:
         job = Workload(model=model, api=api, requester=requester,
                        origin_node=origin_node or self.node_name, origin_node_id=origin_node_id or self.node_id)

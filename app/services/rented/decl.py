@@ -11,6 +11,7 @@
       timeouts: {cold_start_s: 600}             # 600 for huggingface-endpoint, 120 otherwise
       lifecycle: {managed: true, wake_on_request: true, idle_pause_min: 15, pause_on_sponsor_exit: true}
       budget: {usd_per_day: 10, usd_per_month: 100}
+      requesters: {usd_per_day: {laptop-b: 2, "*": 5}, requests_per_min: {"*": 30}}   # per peer node (name or id)
       models: [HuggingFaceTB/SmolLM2-135M-Instruct]   # used when the endpoint has no /v1/models
       allow_models: []                          # optional allowlist; empty = whatever it serves
       gpu: "1x L40S 48 GB"
@@ -76,6 +77,33 @@ class Budget(_Part):
     usd_per_month: float | None = Field(default=None, ge=0)
 
 
+class RequesterLimits(_Part):
+    """Limits the sponsor enforces per requesting peer node on this rented node, by the peer's
+    name or id; ``*`` for peers not named. A value of None removes that peer's entry."""
+
+    usd_per_day: dict[str, float] = Field(default_factory=dict)
+    requests_per_min: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("usd_per_day", "requests_per_min", mode="before")
+    @classmethod
+    def _drop_removed(cls, value: Any) -> Any:
+        return {k: v for k, v in value.items() if v is not None} if isinstance(value, dict) else value
+
+    @field_validator("usd_per_day")
+    @classmethod
+    def _dollars(cls, value: dict[str, float]) -> dict[str, float]:
+        if any(v < 0 for v in value.values()):
+            raise ValueError("a per-peer daily cap is 0 dollars or more")
+        return value
+
+    @field_validator("requests_per_min")
+    @classmethod
+    def _rate(cls, value: dict[str, int]) -> dict[str, int]:
+        if any(v < 1 for v in value.values()):
+            raise ValueError("a per-peer rate is 1 request per minute or more")
+        return value
+
+
 class RentedDecl(_Part):
     name: str
     provider: Provider = "openai-compatible"
@@ -87,6 +115,7 @@ class RentedDecl(_Part):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     budget: Budget = Field(default_factory=Budget)
+    requesters: RequesterLimits = Field(default_factory=RequesterLimits)
     models: list[str] = Field(default_factory=list)
     allow_models: list[str] = Field(default_factory=list)
     gpu: str | None = None

@@ -53,6 +53,7 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
         "has_credential": node.has_token, "credential_error": node.credential_error,
         "last_error": node.last_error, "allow_models": decl.allow_models,
         "lifecycle": decl.lifecycle.model_dump(), "budget": decl.budget.model_dump(),
+        "requesters": decl.requesters.model_dump(),
         "cost": {k: totals[k] for k in ("session_usd", "day_usd", "month_usd")},
         # Flat spellings of the same totals, as `rented show --json` promises them (issue 6).
         "cost_session_usd": totals["session_usd"], "cost_month_usd": totals["month_usd"],
@@ -67,7 +68,7 @@ def peer_refusal(fact: dict[str, Any], caller: Caller | None) -> str | None:
         return (f"rented node {name} is not shared: sharing with the cluster is off on its sponsor {sponsor}, "
                 f"so only callers on {sponsor} may use it")
     if caller is not None and not caller.allow_off_lan:
-        return f"off-LAN routing is denied for this caller (setting off_lan: deny), and {name} is off-LAN"
+        return f"off-LAN routing is denied for this caller ({caller.off_lan_rule}), and {name} is off-LAN"
     if not fact.get("eligible"):
         return str(fact.get("reason") or "not eligible on its sponsor")
     return None

@@ -195,7 +195,7 @@ class RentedUpstream(Upstream):
             return (f"rented node {self.name} is not shared: sharing with the cluster is off on its sponsor "
                     f"{self.sponsor_name}, so only callers on {self.sponsor_name} may use it")
         if not caller.allow_off_lan:
-            return f"off-LAN routing is denied for this caller (setting off_lan: deny), and {self.name} is off-LAN"
+            return f"off-LAN routing is denied for this caller ({caller.off_lan_rule}), and {self.name} is off-LAN"
         return self.ineligible_reason()
 
     def describe(self) -> dict[str, Any]:

@@ -1,0 +1,153 @@
+"""Keys at the doors: who a request is from, and whether it may come in.
+
+- The loopback front door: a key is optional. A bearer token that starts with ``pw-`` is a key
+  and must be valid (401 otherwise); other bearer tokens are ignored, because OpenAI clients send
+  whatever API key they were given (often a placeholder) and local apps must keep working.
+- The LAN door: a valid key is required on every route (401 for none, a wrong or a revoked one),
+  and an address that sends ``FAILED_LIMIT`` wrong keys within ``FAILED_WINDOW_S`` is refused with
+  429 and ``Retry-After`` until the window has passed, valid key or not, so guessing gains nothing.
+
+The middleware leaves the accepted ``KeyRecord`` (or None) in ``request[KEY]``; ``caller_for``
+turns it into the ``Caller`` of the inference service, and ``model_refusal`` refuses a model the
+key may not use, by name.
+
+Public API: ``KEY``, ``optional_key(keys)``, ``required_key(keys, throttle)``, ``FailedAttempts``,
+``bearer_of(request)``, ``caller_for(node, request)``, ``model_refusal(request, api, body)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import typedefs, web
+
+from app.services.backends.base import Caller
+from app.services.frontdoor.http import shaped_error
+from app.services.jobs.requester import local_app, with_key
+from app.services.keys.store import KEY_PREFIX, KeyRecord, KeyRefused, KeyStore
+from app.services.translate.shapes import Api
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = typedefs.Middleware
+KEY = web.RequestKey("pairwise_key", object)
+CONTROL_PREFIX = "/_pairwise/"
+FAILED_LIMIT = 10
+FAILED_WINDOW_S = 60.0
+MAX_ADDRESSES = 10_000
+
+
+def api_of(path: str) -> Api:
+    return "openai" if path.startswith("/v1/") else "ollama"
+
+
+def bearer_of(request: web.Request) -> str | None:
+    value = request.headers.get("Authorization", "")
+    scheme, _, token = value.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _unauthorized(request: web.Request, exc: KeyRefused) -> web.Response:
+    return shaped_error(api_of(request.path), 401, exc.message, headers={"WWW-Authenticate": 'Bearer realm="pairwise"'})
+
+
+def optional_key(keys: KeyStore) -> Middleware:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        token = bearer_of(request)
+        record: KeyRecord | None = None
+        if not request.path.startswith(CONTROL_PREFIX) and token and token.startswith(KEY_PREFIX):
+            try:
+                record = keys.verify(token)
+            except KeyRefused as exc:
+                return _unauthorized(request, exc)
+        request[KEY] = record
+        return await handler(request)
+
+    return middleware
+
+
+class FailedAttempts:
+    """Wrong keys per remote address in a sliding window; bounded in memory."""
+
+    def __init__(self, limit: int = FAILED_LIMIT, window_s: float = FAILED_WINDOW_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit, self.window_s, self.clock = limit, window_s, clock
+        self._failures: dict[str, deque[float]] = {}
+
+    def _recent(self, address: str) -> deque[float] | None:
+        failures = self._failures.get(address)
+        if failures is None:
+            return None
+        cutoff = self.clock() - self.window_s
+        while failures and failures[0] <= cutoff:
+            failures.popleft()
+        if not failures:
+            del self._failures[address]
+            return None
+        return failures
+
+    def retry_after(self, address: str) -> int | None:
+        """Seconds until ``address`` may try again, or None if it is not throttled."""
+        failures = self._recent(address)
+        if failures is None or len(failures) < self.limit:
+            return None
+        return max(1, math.ceil(failures[-self.limit] + self.window_s - self.clock()))
+
+    def failed(self, address: str) -> None:
+        if len(self._failures) >= MAX_ADDRESSES and address not in self._failures:
+            for stale in list(self._failures)[: MAX_ADDRESSES // 10]:  # oldest first (insertion order)
+                del self._failures[stale]
+        self._failures.setdefault(address, deque(maxlen=self.limit * 2)).append(self.clock())
+
+
+def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        address = request.remote or "unknown"
+        wait = throttle.retry_after(address)
+        if wait is not None:
+            return shaped_error(api_of(request.path), 429,
+                                f"refused: too many wrong keys from {address}; retry after {wait} s",
+                                headers={"Retry-After": str(wait)})
+        try:
+            record = keys.verify(bearer_of(request))
+        except KeyRefused as exc:
+            throttle.failed(address)
+            return _unauthorized(request, exc)
+        request[KEY] = record
+        return await handler(request)
+
+    return middleware
+
+
+def caller_for(node: Node, request: web.Request) -> Caller:
+    """The inference caller of a front-door or LAN-door request."""
+    record: Any = request.get(KEY)
+    user_agent = request.headers.get("User-Agent")
+    allow = node.settings.off_lan == "allow"
+    rule = "setting off_lan: deny"
+    if isinstance(record, KeyRecord):
+        requester = with_key(node.node_id, node.name, record.name, user_agent)
+        if allow and record.off_lan == "deny":
+            allow, rule = False, f"key {record.name!r} has off-LAN: deny"
+    else:
+        requester = local_app(node.node_id, node.name, user_agent)
+    return Caller(requester=requester, allow_off_lan=allow, off_lan_rule=rule)
+
+
+def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
+    """403 naming the key and its patterns when its key may not use the body's model."""
+    record: Any = request.get(KEY)
+    model = body.get("model")
+    if not isinstance(record, KeyRecord) or not isinstance(model, str) or record.allows_model(model.strip()):
+        return None
+    patterns = ", ".join(record.models)
+    return shaped_error(api, 403, f"refused: key {record.name!r} may use only models matching {patterns}; "
+                                  f"{model.strip()[:200]!r} is not one of them")

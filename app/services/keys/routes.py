@@ -1,0 +1,77 @@
+"""Control routes for keys, the LAN door and per-requester spend (token-guarded control API).
+
+GET    /keys                      {"keys": [record...]}        (never a key, never a digest)
+POST   /keys                      {"name", "models"?, "off_lan"?, "usd_per_day"?, "requests_per_min"?}
+                                  -> 201 {..record, "key": "pw-..."}: the only time the key is sent
+DELETE /keys/{name}               revoke (at once)
+GET    /lan                       the LAN door's status (address, fingerprint, keys)
+PUT    /lan                       {"listen": "HOST:PORT" | null}: open or close it, remembered
+GET    /lan/cert                  {"pem", "fingerprint"}: the node certificate clients pin
+GET    /requesters/today?rented=  spend today on one of this node's rented nodes, by requester
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from app.services.errors import ConfigError
+from app.services.frontdoor.control import json_body
+from app.services.keys.service import RequesterService
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _number(data: dict[str, Any], name: str, kind: type) -> Any:
+    value = data.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
+        raise ConfigError(f"{name} must be a {'whole ' if kind is int else ''}number")
+    return value
+
+
+def control_routes(service: RequesterService) -> list[tuple[str, str, Handler]]:
+    async def list_keys(request: web.Request) -> web.Response:
+        return web.json_response({"keys": service.list_keys()})
+
+    async def create_key(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        models = data.get("models") or []
+        if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+            raise ConfigError("models must be a list of name patterns")
+        off_lan = data.get("off_lan") or "allow"
+        created = service.create_key(str(data.get("name") or ""), models=models, off_lan=str(off_lan),
+                                     usd_per_day=_number(data, "usd_per_day", float),
+                                     requests_per_min=_number(data, "requests_per_min", int))
+        return web.json_response(created, status=201, headers={"Cache-Control": "no-store"})
+
+    async def revoke_key(request: web.Request) -> web.Response:
+        return web.json_response(service.revoke_key(request.match_info["name"]))
+
+    async def lan(request: web.Request) -> web.Response:
+        return web.json_response(service.lan_status())
+
+    async def set_lan(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        listen = data.get("listen")
+        if listen is not None and (not isinstance(listen, str) or not listen.strip()):
+            raise ConfigError("listen must be HOST:PORT, or null to close the LAN door")
+        return web.json_response(await service.set_lan(listen.strip() if listen else None))
+
+    async def cert(request: web.Request) -> web.Response:
+        return web.json_response(service.door_cert())
+
+    async def today(request: web.Request) -> web.Response:
+        name = request.query.get("rented", "")
+        if not name:
+            raise ConfigError("give the rented node's name: ?rented=NAME")
+        return web.json_response({"rented": name, "today": service.today(name)})
+
+    return [
+        ("GET", "/keys", list_keys), ("POST", "/keys", create_key), ("DELETE", "/keys/{name}", revoke_key),
+        ("GET", "/lan", lan), ("PUT", "/lan", set_lan), ("GET", "/lan/cert", cert),
+        ("GET", "/requesters/today", today),
+    ]

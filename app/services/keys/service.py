@@ -1,0 +1,95 @@
+"""``RequesterService``: a node's keys, per-requester limits and LAN door, behind one set of
+methods the control API and the tray both call.
+
+Public API: ``keys`` (``KeyStore``), ``limits`` (``RequesterLimits``), ``lan`` (``LanDoor``);
+``create_key(name, models=, off_lan=, usd_per_day=, requests_per_min=) -> {"key", ...record}``
+(the only time the key itself is seen), ``revoke_key(name)``, ``list_keys()``,
+``await set_lan(listen | None)``, ``lan_status()``, ``door_cert() -> {"pem", "fingerprint"}``,
+``today(rented_name)``, ``summary()`` (for the tray: "LAN access on · 2 keys").
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from app.services.keys.lan import LanDoor
+from app.services.keys.limits import RequesterLimits
+from app.services.keys.store import KeyStore
+from app.settings import parse_host_port
+
+if TYPE_CHECKING:
+    from app.services.node import Node
+
+log = logging.getLogger(__name__)
+KEYS_FILE = "keys.json"
+
+
+class RequesterService:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.keys = KeyStore(node.home.root / KEYS_FILE)
+        self.limits = RequesterLimits(node.node_id, node.name, self.keys, node.bus)
+        self.lan = LanDoor(node, self.keys)
+
+    async def start(self) -> None:
+        self.limits.load(self.node.jobs)
+        if self.node.settings.lan_listen:
+            await self.lan.start(self.node.settings.lan_listen)
+            self._changed("LAN door opened")
+
+    async def stop(self) -> None:
+        await self.lan.stop()
+        self.limits.stop()
+
+    def _changed(self, reason: str) -> None:
+        self.node.bus.publish("requesters_changed", reason=reason, **self.summary())
+
+    # -- keys ------------------------------------------------------------------------------------------------
+
+    def create_key(self, name: str, *, models: list[str] | None = None, off_lan: str = "allow",
+                   usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
+        record, key = self.keys.create(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
+                                       requests_per_min=requests_per_min)
+        self._changed(f"key {name} created")
+        return {**record.public_json(), "key": key}
+
+    def revoke_key(self, name: str) -> dict[str, Any]:
+        record = self.keys.revoke(name)
+        self._changed(f"key {name} revoked")
+        return record.public_json()
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        return [{**r.public_json(), "usd_today": round(self.limits.key_spend_today(r.name), 6)}
+                for r in self.keys.list()]
+
+    # -- the LAN door ----------------------------------------------------------------------------------------
+
+    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+        """Open the LAN door on ``listen`` (HOST:PORT), or close it (None); remembered in settings."""
+        if listen:
+            parse_host_port(listen)
+            await self.lan.start(listen)
+        else:
+            await self.lan.stop()
+        self.node.settings.lan_listen = listen or None
+        self.node.settings_store.save(self.node.settings)
+        self._changed("LAN door opened" if listen else "LAN door closed")
+        return self.lan_status()
+
+    def lan_status(self) -> dict[str, Any]:
+        return self.lan.status()
+
+    def door_cert(self) -> dict[str, Any]:
+        identity = self.node.identity
+        return {"pem": identity.cert_pem, "fingerprint": identity.fingerprint}
+
+    # -- views -----------------------------------------------------------------------------------------------
+
+    def today(self, rented_name: str) -> list[dict[str, Any]]:
+        return self.limits.today(rented_name)
+
+    def summary(self) -> dict[str, Any]:
+        keys = self.keys.count_active()
+        lan = "LAN access on" if self.lan.on else "LAN access off"
+        return {"lan_on": self.lan.on, "keys": keys, "text": f"{lan} · {keys} key{'s' if keys != 1 else ''}"}
