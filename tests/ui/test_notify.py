@@ -28,7 +28,7 @@ def test_off_lan_prompts_first_per_node_then_summarised() -> None:
     policy = NotificationPolicy()
     first = policy.on_event("off_lan_prompt", {"rented_node": "gpu", "model": "llama", "requester": "zed"})
     assert first is not None and first.title == "A prompt left your LAN"
-    assert "zed asked llama; it was sent to gpu (Rented · off-LAN)" in first.message
+    assert "zed (unauthenticated) asked llama; it was sent to gpu (Rented · off-LAN)" in first.message
     assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None
     assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None
     other = policy.on_event("off_lan_prompt", {"rented_node": "other"})

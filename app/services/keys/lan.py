@@ -38,6 +38,7 @@ from app.services.errors import ConfigError
 from app.services.frontdoor.server import build_frontdoor
 from app.services.keys.auth import FailedAttempts, required_key
 from app.services.keys.store import KeyStore
+from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, cluster_budget
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
@@ -109,6 +110,7 @@ class LanDoor:
         self.throttle = FailedAttempts()
         self.address = ""
         self._runner: web.AppRunner | None = None
+        self._site: BudgetedSite | None = None
 
     @property
     def on(self) -> bool:
@@ -127,22 +129,27 @@ class LanDoor:
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(cert_path, key_path)
         app = build_frontdoor(self.node, lan_door=required_key(self.keys, self.throttle))
-        runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        runner = web.AppRunner(app, handler_cancellation=True, access_log=None, keepalive_timeout=HEADER_TIMEOUT_S)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, ssl_context=context, reuse_address=True)
+        # Other machines call here: the cluster port's budget (per-address caps, handshake limits).
+        site = BudgetedSite(runner, host, port, cluster_budget(self.node.open_files), label="LAN door",
+                            ssl_context=context)
         try:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
             raise ConfigError(f"the LAN door could not listen on {listen}: {exc.strerror or exc}") from exc
-        server: Any = site._server
-        bound = server.sockets[0].getsockname() if server is not None and server.sockets else (host, port)
+        bound = site.bound or (host, port)
         self.address = f"{bound[0]}:{bound[1]}"
-        self._runner = runner
+        self._runner, self._site = runner, site
+        self.node.listener_sites.append(site)
         log.info("LAN door open on https://%s (keys required)", self.address)
 
     async def stop(self) -> None:
         runner, self._runner, self.address = self._runner, None, ""
+        if self._site in self.node.listener_sites:
+            self.node.listener_sites.remove(self._site)
+        self._site = None
         if runner is not None:
             await runner.cleanup()
             log.info("LAN door closed")
