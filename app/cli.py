@@ -41,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--json", action="store_true")
     jobs.add_argument("--active", action="store_true")
     jobs.add_argument("--limit", type=int, default=50)
-    events = sub.add_parser("events", help="print events as JSON lines")
+    events = sub.add_parser("events", help="print events as JSON lines (each event's kind, time and fields)")
     events.add_argument("--follow", action="store_true", help="keep following (the default)")
+    events.add_argument("--text", action="store_true", help="one readable line per event instead of JSON")
 
     engines = sub.add_parser("engines", help="local engines adopted by base URL")
     esub = engines.add_subparsers(dest="engines_command", required=True)
@@ -166,9 +167,20 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 def cmd_events(args: argparse.Namespace) -> int:
     import json
+    import time
 
-    for event in ControlClient(home_of(args)).stream_lines("/events"):
-        print(json.dumps(event), flush=True)
+    from app.services.events import from_json
+
+    for line in ControlClient(home_of(args)).stream_lines("/events"):
+        if not args.text:
+            print(json.dumps(line), flush=True)
+            continue
+        event = from_json(line)
+        if event is not None:
+            stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
+            print(f"{stamp} {event.kind}: {event.summary()}", flush=True)
+        elif line.get("kind") not in ("keepalive", "subscribed"):  # the stream's own lines, or a newer kind
+            print(f"{line.get('kind')}: {json.dumps(line)}", flush=True)
     return 0
 
 

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 async def measure(jobs: int, events: int) -> None:
     from app.home import Home
     from app.services.bootstrap import build_node
+    from app.services.events import WorkloadRunning
     from app.ui.app import TrayApp
 
     home = Path(tempfile.mkdtemp(prefix="pairwise-bench-ui-"))
@@ -36,7 +37,7 @@ async def measure(jobs: int, events: int) -> None:
     def publish_loop() -> float:
         start = time.perf_counter()
         for _ in range(events):
-            node.bus.publish("workload_running", job=record)
+            node.bus.publish(WorkloadRunning(job=record))
         return (time.perf_counter() - start) / events
 
     bare = publish_loop()

@@ -1,28 +1,369 @@
-"""A Qt-free event bus. The CLI follows it through the control API; the tray
-bridges it to Qt signals. Publishing never blocks: a slow subscriber loses its
-oldest events rather than stalling a request."""
+"""The event catalog: every fact a node tells, one dataclass per kind, and the bus that carries them.
+
+Events are published and consumed by type (``bus.publish(PeerJoined(...))``; a subscriber
+matches with ``isinstance``), one event per fact. The control API streams each event's JSON
+form (``to_json()``: ``kind``, ``at`` and its fields, nothing else) to ``pairwise events``;
+the tray renders each kind from its own table (``app/ui/notify.py``). The bus is Qt-free:
+publishing never blocks, and a slow subscriber loses its oldest events rather than stalling
+a request.
+
+How to add a kind:
+
+1. Add a ``@dataclass(frozen=True)`` subclass of ``Event`` below, in the section of its room,
+   with ``kind: ClassVar[str] = "snake_case_name"`` (unique; it is the JSON ``kind``) and typed
+   fields of JSON values only (str, int, float, bool, None, and lists or dicts of them). Name the
+   node it is about ``node``; put the numbers a reader wants (minutes, dollars) in fields of their
+   own rather than in a sentence.
+2. Give it ``summary()``: one line a person reads (``pairwise events --text`` prints it).
+3. Give the tray a rendering in ``app/ui/notify.py`` (``RENDERINGS``): a notification, or
+   ``REFRESH_NODES`` / ``REFRESH_JOBS`` / ``QUIET`` when it only changes what views show.
+   ``tests/unit/test_events.py`` fails until every kind has one.
+4. Publish it where the fact happens: ``bus.publish(YourEvent(node=..., ...))``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+JobJson = dict[str, Any]  # a workload record as `pairwise jobs --json` prints it
 
 
-@dataclass
+@dataclass(frozen=True)
 class Event:
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
-    at: float = field(default_factory=time.time)
+    """Base of every kind; ``at`` is when the fact happened (Unix time)."""
+
+    kind: ClassVar[str] = ""
+    catalog: ClassVar[dict[str, type[Event]]] = {}
+    at: float = field(default_factory=time.time, kw_only=True)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.kind or cls.kind in Event.catalog:
+            raise TypeError(f"event {cls.__name__} needs a kind of its own (got {cls.kind!r})")
+        Event.catalog[cls.kind] = cls
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "at": self.at, **self.data}
+        out: dict[str, Any] = {"kind": self.kind, "at": self.at}
+        for f in fields(self):
+            if f.name != "at":
+                out[f.name] = getattr(self, f.name)
+        return out
+
+    def summary(self) -> str:
+        return self.kind
 
 
-def notice(title: str, message: str, *, level: str = "info", **extra: Any) -> Event:
-    return Event("notice", {"title": title, "message": message, "level": level, **extra})
+def kinds() -> dict[str, type[Event]]:
+    """Every kind in the catalog, by its JSON ``kind``."""
+    return dict(Event.catalog)
+
+
+def from_json(data: dict[str, Any]) -> Event | None:
+    """The event a JSON line describes, or None for a kind this build does not know (a newer node)."""
+    cls = Event.catalog.get(str(data.get("kind")))
+    if cls is None:
+        return None
+    names = {f.name for f in fields(cls)}
+    try:
+        return cls(**{k: v for k, v in data.items() if k in names})
+    except TypeError:
+        return None
+
+
+# -- the node ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeStarted(Event):
+    kind: ClassVar[str] = "node_started"
+    node: str
+    address: str
+
+    def summary(self) -> str:
+        return f"{self.node} serving on {self.address}"
+
+
+@dataclass(frozen=True)
+class NodeStopped(Event):
+    kind: ClassVar[str] = "node_stopped"
+    node: str
+
+    def summary(self) -> str:
+        return f"{self.node} stopped"
+
+
+@dataclass(frozen=True)
+class NodeChanged(Event):
+    """What a node list shows changed (an engine, a rented node, a peer's inventory, a setting)."""
+
+    kind: ClassVar[str] = "node_changed"
+    node: str
+    reason: str
+    node_id: str | None = None
+
+    def summary(self) -> str:
+        return f"{self.node}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something a person should know that no other kind says (e.g. an endpoint open to anyone)."""
+
+    kind: ClassVar[str] = "notice"
+    title: str
+    message: str
+    level: str = "info"  # info | warning | error
+    node: str | None = None
+
+    def summary(self) -> str:
+        return f"{self.title}: {self.message}"
+
+
+# -- workloads -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkloadStarted(Event):
+    kind: ClassVar[str] = "workload_started"
+    job: JobJson
+
+    def summary(self) -> str:
+        return f"job {self.job.get('id')} for {self.job.get('model')} from {self.job.get('requester')}"
+
+
+@dataclass(frozen=True)
+class WorkloadRunning(Event):
+    kind: ClassVar[str] = "workload_running"
+    job: JobJson
+
+    def summary(self) -> str:
+        return f"job {self.job.get('id')} running on {self.job.get('serving_node')}"
+
+
+@dataclass(frozen=True)
+class WorkloadFinished(Event):
+    kind: ClassVar[str] = "workload_finished"
+    job: JobJson
+
+    def summary(self) -> str:
+        return f"job {self.job.get('id')} {self.job.get('state')}"
+
+
+@dataclass(frozen=True)
+class WorkloadUpdated(Event):
+    """A job record learned something more (its cost), or a peer's copy of it arrived."""
+
+    kind: ClassVar[str] = "workload_updated"
+    job: JobJson
+    source: str | None = None  # the node id the record came from
+
+    def summary(self) -> str:
+        return f"job {self.job.get('id')} updated"
+
+
+# -- the cluster ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeerJoined(Event):
+    """A paired peer answered: its models are routable here."""
+
+    kind: ClassVar[str] = "peer_joined"
+    node: str
+    node_id: str
+    address: str | None
+
+    def summary(self) -> str:
+        return f"{self.node} joined the cluster ({self.address})"
+
+
+@dataclass(frozen=True)
+class PeerLeft(Event):
+    kind: ClassVar[str] = "peer_left"
+    node: str
+    node_id: str
+    reason: str
+
+    def summary(self) -> str:
+        return f"{self.node} left the cluster: {self.reason}"
+
+
+@dataclass(frozen=True)
+class PeerRemoved(Event):
+    """A peer's pin left the trust store (unpaired here or by it)."""
+
+    kind: ClassVar[str] = "peer_removed"
+    node: str
+    node_id: str
+
+    def summary(self) -> str:
+        return f"{self.node} is no longer a peer"
+
+
+@dataclass(frozen=True)
+class PeerPaired(Event):
+    kind: ClassVar[str] = "peer_paired"
+    node: str
+    node_id: str
+    address: str | None
+    role: str  # inviter | joiner
+
+    def summary(self) -> str:
+        return f"paired with {self.node} ({self.address}) as {self.role}"
+
+
+@dataclass(frozen=True)
+class PeerUnpaired(Event):
+    kind: ClassVar[str] = "peer_unpaired"
+    node: str
+    node_id: str
+    told: bool = False  # the peer was told (it stops trusting this node too)
+    by_peer: bool = False  # the peer removed this node
+
+    def summary(self) -> str:
+        return f"{self.node} unpaired by the peer" if self.by_peer else f"unpaired {self.node}"
+
+
+@dataclass(frozen=True)
+class PairInviteOpened(Event):
+    kind: ClassVar[str] = "pair_invite"
+    address: str
+    expires_at: str  # ISO 8601
+
+    def summary(self) -> str:
+        return f"pairing invite open on {self.address} until {self.expires_at}"
+
+
+@dataclass(frozen=True)
+class PairInviteEnded(Event):
+    kind: ClassVar[str] = "pair_invite_ended"
+    state: str  # used | expired | void | cancelled
+
+    def summary(self) -> str:
+        return f"pairing invite {self.state}"
+
+
+# -- Hugging Face account ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HfSignedIn(Event):
+    kind: ClassVar[str] = "hf_signed_in"
+    user: str
+    namespaces: list[str]
+
+    def summary(self) -> str:
+        return f"signed in to Hugging Face as {self.user}"
+
+
+@dataclass(frozen=True)
+class HfSignedOut(Event):
+    kind: ClassVar[str] = "hf_signed_out"
+
+    def summary(self) -> str:
+        return "signed out of Hugging Face"
+
+
+# -- rented nodes and their money ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OffLanPrompt(Event):
+    """A prompt that started here was sent to a rented node (off the LAN)."""
+
+    kind: ClassVar[str] = "off_lan_prompt"
+    job_id: str
+    model: str
+    rented_node: str
+    requester: str  # who asked, as one line (``Requester.label``: "laptop · key ci-bot")
+    serving_node: str | None = None
+    origin_node: str | None = None
+
+    def summary(self) -> str:
+        return f"{self.requester} asked {self.model}; sent to {self.rented_node} (off-LAN)"
+
+
+@dataclass(frozen=True)
+class BudgetPaused(Event):
+    """A rented node reached its budget cap: it is no longer routed to, and when its lifecycle is
+    managed its endpoint is paused on the provider (``provider_pause``). Told once per reach."""
+
+    kind: ClassVar[str] = "budget_paused"
+    node: str
+    reason: str
+    spent_usd: float
+    cap_usd: float
+    period: str  # day | month
+    provider_pause: bool
+
+    def summary(self) -> str:
+        return f"{self.node} paused: {self.reason}"
+
+
+@dataclass(frozen=True)
+class IdlePaused(Event):
+    """A managed rented node had no workload for ``idle_minutes`` and is now paused on its provider."""
+
+    kind: ClassVar[str] = "idle_paused"
+    node: str
+    idle_minutes: float
+
+    def summary(self) -> str:
+        return f"{self.node} paused: no workload for {self.idle_minutes:g} min"
+
+
+@dataclass(frozen=True)
+class ReconcilePaused(Event):
+    """At start, a managed endpoint found running that a clean exit would have paused, now paused."""
+
+    kind: ClassVar[str] = "reconcile_paused"
+    node: str
+    reason: str
+
+    def summary(self) -> str:
+        return f"{self.node} was left running and is now paused: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Woke(Event):
+    """A request woke a paused rented node."""
+
+    kind: ClassVar[str] = "woke"
+    node: str
+    hf_state: str | None
+
+    def summary(self) -> str:
+        return f"waking {self.node} ({self.hf_state})"
+
+
+@dataclass(frozen=True)
+class RentedFailed(Event):
+    kind: ClassVar[str] = "rented_failed"
+    node: str
+    hf_state: str | None
+    message: str
+
+    def summary(self) -> str:
+        return f"{self.node} failed: {self.message}"
+
+
+@dataclass(frozen=True)
+class RentedDrifted(Event):
+    """An endpoint changed (or was deleted) outside Pairwise: the node is blocked until reviewed."""
+
+    kind: ClassVar[str] = "rented_drifted"
+    node: str
+    reason: str
+
+    def summary(self) -> str:
+        return f"{self.node}: {self.reason}"
+
+
+# -- the bus -------------------------------------------------------------------------------------------------
 
 
 class EventBus:
@@ -31,10 +372,7 @@ class EventBus:
         self._callbacks: list[Callable[[Event], None]] = []
         self._queue_size = queue_size
 
-    def publish(self, kind: str, **data: Any) -> None:
-        self.emit(Event(kind, data))
-
-    def emit(self, event: Event) -> None:
+    def publish(self, event: Event) -> None:
         for callback in list(self._callbacks):
             callback(event)
         for queue in list(self._queues):

@@ -22,7 +22,7 @@ from app.home import Home, write_private
 from app.services.backends.engines import EngineManager
 from app.services.cluster.identity import NodeIdentity
 from app.services.errors import ConfigError
-from app.services.events import EventBus
+from app.services.events import EventBus, NodeStarted, NodeStopped
 from app.services.frontdoor.server import build_frontdoor
 from app.services.inference import InferenceService
 from app.services.jobs.store import JobStore
@@ -156,7 +156,7 @@ class Node:
         self.started_at = time.time()
         self.write_runtime()
         log.info("node %s (%s) serving on %s", self.name, self.node_id, self.frontdoor_address)
-        self.bus.publish("node_started", node=self.name, address=self.frontdoor_address)
+        self.bus.publish(NodeStarted(node=self.name, address=self.frontdoor_address))
 
     def write_runtime(self, **extra: Any) -> None:
         runtime = {"pid": os.getpid(), "listen": self.frontdoor_address, "node_id": self.node_id,
@@ -191,7 +191,7 @@ class Node:
         self.jobs.close()
         self.home.runtime_file.unlink(missing_ok=True)
         self._lock.release()
-        self.bus.publish("node_stopped", node=self.name)
+        self.bus.publish(NodeStopped(node=self.name))
 
     @property
     def stopping(self) -> asyncio.Event:

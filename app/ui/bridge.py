@@ -7,26 +7,20 @@ Views never subscribe to the bus themselves: they connect to these signals and r
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.services.events import Event, EventBus
-
-JOB_EVENTS = frozenset({"workload_started", "workload_running", "workload_finished", "workload_updated"})
-NODE_EVENTS = frozenset({"node_changed", "node_started", "node_stopped", "peer_joined", "peer_left",
-                         "budget_paused", "idle_paused", "woke", "rented_failed", "rented_drifted",
-                         "reconcile_paused", "peer_paired", "peer_unpaired", "hf_signed_in", "hf_signed_out"})
-
+from app.ui.notify import rendering_of
 
 COALESCE_MS = 100
 
 
 class EventBridge(QObject):
     """``received`` carries every event but the job ones (three per request, on the request path:
-    they only mark the views dirty, and ``jobs_changed`` follows once per ``COALESCE_MS``)."""
+    they only mark the views dirty, and ``jobs_changed`` follows once per ``COALESCE_MS``).
+    Which views an event refreshes is its ``Rendering`` in ``app.ui.notify.RENDERINGS``."""
 
-    received = Signal(str, object)  # kind, data (not "event": that is QObject.event)
+    received = Signal(object)  # the catalog's Event (not "event": that is QObject.event)
     jobs_changed = Signal()
     nodes_changed = Signal()
 
@@ -39,14 +33,13 @@ class EventBridge(QObject):
         self._unsubscribe = bus.on(self._on_event)
 
     def _on_event(self, event: Event) -> None:
-        if event.kind in JOB_EVENTS:
+        refresh = rendering_of(event).refresh
+        if refresh == "jobs":
             if not self._jobs.isActive():
                 self._jobs.start()
             return
-        data: dict[str, Any] = dict(event.data)
-        data.setdefault("at", event.at)
-        self.received.emit(event.kind, data)
-        if event.kind in NODE_EVENTS:
+        self.received.emit(event)
+        if refresh == "nodes":
             self.nodes_changed.emit()
 
     def _jobs_settled(self) -> None:

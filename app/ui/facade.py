@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.services.errors import ConfigError, FeatureMissing
+from app.services.events import NodeChanged
 
 if TYPE_CHECKING:
     from app.services.cluster.service import ClusterService
@@ -184,7 +185,7 @@ class NodeFacade:
         settings = self.node.settings
         settings.off_lan = _off_lan(policy)
         self.node.settings_store.save(settings)
-        self.node.bus.publish("node_changed", node=self.node.name, reason=f"off-LAN routing {policy}")
+        self.node.bus.publish(NodeChanged(node=self.node.name, reason=f"off-LAN routing {policy}"))
 
     async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
         return await self.node.engines.add(data, token)

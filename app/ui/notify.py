@@ -12,15 +12,73 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.services.jobs.requester import requester_text
+from app.services.events import (
+    BudgetPaused,
+    Event,
+    HfSignedIn,
+    HfSignedOut,
+    IdlePaused,
+    NodeChanged,
+    NodeStarted,
+    NodeStopped,
+    Notice,
+    OffLanPrompt,
+    PairInviteEnded,
+    PairInviteOpened,
+    PeerJoined,
+    PeerLeft,
+    PeerPaired,
+    PeerRemoved,
+    PeerUnpaired,
+    ReconcilePaused,
+    RentedDrifted,
+    RentedFailed,
+    Woke,
+    WorkloadFinished,
+    WorkloadRunning,
+    WorkloadStarted,
+    WorkloadUpdated,
+)
 
 SUMMARY_INTERVAL_S = 60.0
-DEDUPE_S = 60.0
-ATTENTION_KINDS = frozenset({"rented_failed", "budget_paused", "rented_drifted", "reconcile_paused"})
+ATTENTION_KINDS = frozenset({RentedFailed.kind, BudgetPaused.kind, RentedDrifted.kind, ReconcilePaused.kind})
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """How the tray shows one kind of event: which views re-read their snapshots after it, and
+    whether ``NotificationPolicy`` turns it into a desktop notification."""
+
+    refresh: Literal["jobs", "nodes", "none"]
+    notifies: bool = False
+
+
+REFRESH_JOBS = Rendering("jobs")  # three per request: coalesced by the bridge
+REFRESH_NODES = Rendering("nodes")
+QUIET = Rendering("none")  # the view that asked for it (pairing) reads the answer itself
+NOTIFY = Rendering("nodes", notifies=True)
+NOTIFY_ONLY = Rendering("none", notifies=True)
+
+# Every kind in the event catalog, and how the tray renders it (tests/unit/test_events.py checks
+# that none is missing and that ``notifies`` says what the policy does).
+RENDERINGS: dict[type[Event], Rendering] = {
+    NodeStarted: REFRESH_NODES, NodeStopped: REFRESH_NODES, NodeChanged: REFRESH_NODES, Notice: NOTIFY_ONLY,
+    WorkloadStarted: REFRESH_JOBS, WorkloadRunning: REFRESH_JOBS, WorkloadFinished: REFRESH_JOBS,
+    WorkloadUpdated: REFRESH_JOBS,
+    PeerJoined: NOTIFY, PeerLeft: NOTIFY, PeerRemoved: REFRESH_NODES, PeerPaired: NOTIFY, PeerUnpaired: REFRESH_NODES,
+    PairInviteOpened: QUIET, PairInviteEnded: QUIET,
+    HfSignedIn: REFRESH_NODES, HfSignedOut: REFRESH_NODES,
+    OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
+    RentedFailed: NOTIFY, RentedDrifted: NOTIFY,
+}
+
+
+def rendering_of(event: Event) -> Rendering:
+    return RENDERINGS.get(type(event), REFRESH_NODES)
 
 
 @dataclass
@@ -32,88 +90,52 @@ class Notification:
     node: str | None = None
 
 
-def _node(data: dict[str, Any]) -> str:
-    for key in ("rented_node", "node", "name", "peer"):
-        if data.get(key):
-            return str(data[key])
-    return "a rented node"
-
-
-def _peer(data: dict[str, Any]) -> str:
-    return str(data.get("peer") or data.get("name") or data.get("node") or "a peer")
-
-
 class NotificationPolicy:
-    """Turns (kind, data) into zero or one Notification; keeps the per-session off-LAN memory."""
+    """Turns an event into zero or one Notification; keeps the per-session off-LAN memory."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.off_lan_seen: set[str] = set()
         self.off_lan_pending: Counter[str] = Counter()
-        self._recent: dict[tuple[str, str], float] = {}
 
-    def _fresh(self, node: str, topic: str) -> bool:
-        """False when the same topic for the same node was announced within DEDUPE_S (two sources)."""
-        now = self.clock()
-        last = self._recent.get((node, topic))
-        self._recent[(node, topic)] = now
-        return last is None or now - last > DEDUPE_S
-
-    def on_event(self, kind: str, data: dict[str, Any]) -> Notification | None:
-        if kind == "off_lan_prompt":
-            node = _node(data)
-            if node in self.off_lan_seen:
-                self.off_lan_pending[node] += 1
-                return None
-            self.off_lan_seen.add(node)
-            model, who = data.get("model") or "a model", requester_text(data) if data.get("requester") else data.get("origin_node") or "an app"
-            return Notification(kind, "A prompt left your LAN",
-                                f"{who} asked {model}; it was sent to {node} (Rented · off-LAN). Further prompts "
-                                "to it this session are summarised.", node=node)
-        if kind == "budget_paused":
-            node = _node(data)
-            if not self._fresh(node, "budget"):
-                return None
-            reason = data.get("reason") or data.get("message") or "its budget cap was reached"
-            return Notification(kind, f"{node} paused: budget reached", str(reason), "warning", node)
-        if kind == "idle_paused":
-            node = _node(data)
-            minutes = data.get("idle_min") or data.get("idle_pause_min")
-            idle = f"No requests for {minutes:g} min" if isinstance(minutes, int | float) else "No requests for a while"
-            return Notification(kind, f"{node} paused while idle",
-                                str(data.get("message") or f"{idle}; paused so it stops billing."), node=node)
-        if kind == "woke":
-            node = _node(data)
-            return Notification(kind, f"Waking {node}",
-                                str(data.get("message") or "A request needs it; it serves once it is running."),
-                                node=node)
-        if kind == "rented_failed":
-            node = _node(data)
-            message = data.get("message") or data.get("hf_message") or data.get("reason") or "no details given"
-            return Notification(kind, f"{node} failed", str(message), "error", node)
-        if kind == "rented_drifted":
-            node = _node(data)
-            return Notification(kind, f"{node} changed outside Pairwise", str(data.get("reason") or ""), "warning",
-                                node)
-        if kind == "reconcile_paused":
-            node = _node(data)
-            return Notification(kind, f"{node} was left running: paused",
-                                str(data.get("reason") or "It was billing while Pairwise was not running."),
-                                "warning", node)
-        if kind == "peer_paired":
-            return Notification(kind, f"Paired with {_peer(data)}", "It is now a member of your cluster.")
-        if kind == "peer_joined":
-            return Notification(kind, f"{_peer(data)} joined your cluster",
-                                str(data.get("message") or "Its models are now available here."))
-        if kind == "peer_left":
-            return Notification(kind, f"{_peer(data)} left your cluster",
-                                str(data.get("message") or "Its models are no longer available."))
-        if kind == "notice":
-            title, message = str(data.get("title") or "Pairwise"), str(data.get("message") or "")
-            about = str(data["node"]) if data.get("node") else None
-            if about and "budget reached" in title and not self._fresh(about, "budget"):
-                return None
-            return Notification(kind, title, message, str(data.get("level") or "info"), about)
+    def on_event(self, event: Event) -> Notification | None:
+        kind = event.kind
+        match event:
+            case OffLanPrompt(rented_node=node, model=model, requester=requester, origin_node=origin):
+                if node in self.off_lan_seen:
+                    self.off_lan_pending[node] += 1
+                    return None
+                self.off_lan_seen.add(node)
+                who = requester or origin or "an app"
+                return Notification(kind, "A prompt left your LAN",
+                                    f"{who} asked {model or 'a model'}; it was sent to {node} (Rented · off-LAN). "
+                                    "Further prompts to it this session are summarised.", node=node)
+            case BudgetPaused(node=node, reason=reason, provider_pause=provider_pause):
+                then = ("it is paused on its provider so it stops billing" if provider_pause
+                        else "it is no longer routed to")
+                return Notification(kind, f"{node} paused: budget reached", f"{reason}; {then}.", "warning", node)
+            case IdlePaused(node=node, idle_minutes=minutes):
+                return Notification(kind, f"{node} paused while idle",
+                                    f"No requests for {minutes:g} min; paused so it stops billing.", node=node)
+            case Woke(node=node):
+                return Notification(kind, f"Waking {node}", "A request needs it; it serves once it is running.",
+                                    node=node)
+            case RentedFailed(node=node, message=message):
+                return Notification(kind, f"{node} failed", message or "no details given", "error", node)
+            case RentedDrifted(node=node, reason=reason):
+                return Notification(kind, f"{node} changed outside Pairwise", reason, "warning", node)
+            case ReconcilePaused(node=node, reason=reason):
+                return Notification(kind, f"{node} was left running: paused",
+                                    reason or "It was billing while Pairwise was not running.", "warning", node)
+            case PeerPaired(node=node):
+                return Notification(kind, f"Paired with {node}", "It is now a member of your cluster.")
+            case PeerJoined(node=node):
+                return Notification(kind, f"{node} joined your cluster", "Its models are now available here.")
+            case PeerLeft(node=node, reason=reason):
+                return Notification(kind, f"{node} left your cluster",
+                                    f"Its models are no longer available ({reason}).")
+            case Notice(title=title, message=message, level=level, node=node):
+                return Notification(kind, title, message, level, node)
         return None
 
     def summary(self) -> Notification | None:
@@ -148,8 +170,8 @@ class Notifier(QObject):
         self._timer.setInterval(int(summary_interval_s * 1000))
         self._timer.timeout.connect(self.flush_summary)
 
-    def on_event(self, kind: str, data: dict[str, Any]) -> None:
-        note = self.policy.on_event(kind, data)
+    def on_event(self, event: Event) -> None:
+        note = self.policy.on_event(event)
         if note is None:
             if self.policy.off_lan_pending and not self._timer.isActive():
                 self._timer.start()

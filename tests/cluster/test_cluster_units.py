@@ -24,7 +24,7 @@ from app.services.cluster.peers import Peer, PeerManager, normalize_address
 from app.services.cluster.replication import Replication
 from app.services.cluster.trust import PeerPin
 from app.services.errors import ConfigError
-from app.services.events import EventBus
+from app.services.events import EventBus, PairInviteEnded
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
@@ -233,8 +233,10 @@ async def _state(service: PairingService, wanted: str) -> None:
     if service.status()["state"] == wanted:
         return
     events = service.bus.subscribe()
-    while (await events.get()).data.get("state") != wanted:
-        pass
+    while True:
+        event = await events.get()
+        if isinstance(event, PairInviteEnded) and event.state == wanted:
+            return
 
 
 # -- discovery ---------------------------------------------------------------------------------------

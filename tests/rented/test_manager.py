@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
-from app.services.events import Event, EventBus
+from app.services.events import Event, EventBus, OffLanPrompt, WorkloadFinished, WorkloadRunning
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
 from app.services.rented.store import RentedStore
@@ -111,8 +111,7 @@ async def test_cost_budget_and_hooks(setup: dict[str, Any], tls_tiny: TlsTiny) -
     manager.hooks.on_budget_reached.append(on_budget)
     manager.hooks.began(node, "job-1")
     setup["clock"].now += 600  # ten minutes at $3.60/h = $0.60
-    manager.bus.publish("workload_finished", job={"id": "job-1", "rented_node": "gpu",
-                                                  "serving_node_id": node.node_id})
+    manager.bus.publish(WorkloadFinished(job={"id": "job-1", "rented_node": "gpu", "serving_node_id": node.node_id}))
     for _ in range(50):
         if reached:
             break
@@ -128,13 +127,13 @@ async def test_cost_budget_and_hooks(setup: dict[str, Any], tls_tiny: TlsTiny) -
 
 async def test_off_lan_prompt_only_on_the_origin(setup: dict[str, Any]) -> None:
     manager: RentedManager = setup["manager"]
-    manager.bus.publish("workload_running", job={"id": "j1", "off_lan": True, "origin_node_id": "a-id",
-                                                 "rented_node": "gpu", "model": "m", "requester": "app"})
-    manager.bus.publish("workload_running", job={"id": "j2", "off_lan": True, "origin_node_id": "b-id",
-                                                 "rented_node": "gpu", "model": "m", "requester": "B"})
-    manager.bus.publish("workload_running", job={"id": "j3", "off_lan": False, "origin_node_id": "a-id"})
-    prompts = [e.data for e in setup["events"] if e.kind == "off_lan_prompt"]
-    assert [p["job_id"] for p in prompts] == ["j1"] and prompts[0]["rented_node"] == "gpu"
+    manager.bus.publish(WorkloadRunning(job={"id": "j1", "off_lan": True, "origin_node_id": "a-id",
+                                             "rented_node": "gpu", "model": "m", "requester": "app"}))
+    manager.bus.publish(WorkloadRunning(job={"id": "j2", "off_lan": True, "origin_node_id": "b-id",
+                                             "rented_node": "gpu", "model": "m", "requester": "B"}))
+    manager.bus.publish(WorkloadRunning(job={"id": "j3", "off_lan": False, "origin_node_id": "a-id"}))
+    prompts = [e for e in setup["events"] if isinstance(e, OffLanPrompt)]
+    assert [p.job_id for p in prompts] == ["j1"] and prompts[0].rented_node == "gpu"
 
 
 async def test_endpoint_without_url_needs_a_resolver(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:

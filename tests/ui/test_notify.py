@@ -7,58 +7,82 @@ from typing import Any
 import openai
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from app.services.events import (
+    BudgetPaused,
+    Event,
+    IdlePaused,
+    Notice,
+    OffLanPrompt,
+    PeerJoined,
+    PeerLeft,
+    RentedFailed,
+    Woke,
+)
 from app.simulator import SimulatedHF
 from app.ui.notify import NotificationPolicy
 from tests.ui.conftest import REPO, until
 from tests.ui.helpers import T4, running_gpu, sim_state
 
-EVENTS: list[tuple[str, dict[str, Any], str]] = [
-    ("off_lan_prompt", {"rented_node": "gpu", "model": "m", "requester": "app"}, "A prompt left your LAN"),
-    ("budget_paused", {"node": "gpu", "reason": "budget reached: $10.00 of $10.00 per day"},
-     "gpu paused: budget reached"),
-    ("idle_paused", {"node": "gpu", "reason": "no workload for 15 min"}, "gpu paused while idle"),
-    ("woke", {"node": "gpu", "hf_state": "initializing"}, "Waking gpu"),
-    ("rented_failed", {"node": "gpu", "hf_state": "failed", "message": "CUDA out of memory"}, "gpu failed"),
-    ("peer_joined", {"node": "laptop", "id": "x"}, "laptop joined your cluster"),
-    ("peer_left", {"node": "laptop", "id": "x", "reason": "no answer"}, "laptop left your cluster"),
+BUDGET = BudgetPaused(node="gpu", reason="budget reached: $10.00 of $10.00 per day", spent_usd=10.0, cap_usd=10.0,
+                      period="day", provider_pause=True)
+EVENTS: list[tuple[Event, str]] = [
+    (OffLanPrompt(job_id="j", rented_node="gpu", model="m", requester="app"), "A prompt left your LAN"),
+    (BUDGET, "gpu paused: budget reached"),
+    (IdlePaused(node="gpu", idle_minutes=15), "gpu paused while idle"),
+    (Woke(node="gpu", hf_state="initializing"), "Waking gpu"),
+    (RentedFailed(node="gpu", hf_state="failed", message="CUDA out of memory"), "gpu failed"),
+    (PeerJoined(node="laptop", node_id="x", address="10.0.0.2:14330"), "laptop joined your cluster"),
+    (PeerLeft(node="laptop", node_id="x", reason="no answer"), "laptop left your cluster"),
 ]
+
+
+def prompt(node: str, model: str = "m", requester: str = "app") -> OffLanPrompt:
+    return OffLanPrompt(job_id="j", rented_node=node, model=model, requester=requester)
 
 
 def test_off_lan_prompts_first_per_node_then_summarised() -> None:
     policy = NotificationPolicy()
-    first = policy.on_event("off_lan_prompt", {"rented_node": "gpu", "model": "llama", "requester": "zed"})
+    first = policy.on_event(prompt("gpu", "llama", "zed (unauthenticated)"))
     assert first is not None and first.title == "A prompt left your LAN"
     assert "zed (unauthenticated) asked llama; it was sent to gpu (Rented · off-LAN)" in first.message
-    assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None
-    assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None
-    other = policy.on_event("off_lan_prompt", {"rented_node": "other"})
+    assert policy.on_event(prompt("gpu")) is None
+    assert policy.on_event(prompt("gpu")) is None
+    other = policy.on_event(prompt("other"))
     assert other is not None  # a different rented node is announced once too
-    assert policy.on_event("off_lan_prompt", {"rented_node": "other"}) is None
+    assert policy.on_event(prompt("other")) is None
     summary = policy.summary()
     assert summary is not None and summary.title == "3 more prompts left your LAN"
     assert summary.message == "Sent to rented nodes: gpu ×2, other ×1."
     assert policy.summary() is None
-    assert policy.on_event("off_lan_prompt", {"rented_node": "gpu"}) is None  # still summarised this session
+    assert policy.on_event(prompt("gpu")) is None  # still summarised this session
 
 
-def test_two_sources_of_one_budget_pause_notify_once() -> None:
+def test_a_budget_pause_is_one_event_and_one_warning() -> None:
     policy = NotificationPolicy()
-    note = policy.on_event("notice", {"title": "gpu: budget reached", "message": "x", "node": "gpu", "level": "warning"})
-    assert note is not None and note.level == "warning"
-    assert policy.on_event("budget_paused", {"node": "gpu", "reason": "x"}) is None
+    note = policy.on_event(BUDGET)
+    assert note is not None and note.level == "warning" and note.node == "gpu"
+    assert note.message == "budget reached: $10.00 of $10.00 per day; it is paused on its provider so it stops billing."
+    unmanaged = policy.on_event(BudgetPaused(node="api", reason="budget reached", spent_usd=1, cap_usd=1,
+                                             period="month", provider_pause=False))
+    assert unmanaged is not None and unmanaged.message.endswith("it is no longer routed to.")
+
+
+def test_idle_pause_says_how_long() -> None:
+    note = NotificationPolicy().on_event(IdlePaused(node="gpu", idle_minutes=15))
+    assert note is not None and note.message == "No requests for 15 min; paused so it stops billing."
 
 
 async def test_each_event_raises_its_notification(make_app: Any) -> None:
     app = await make_app(summary_interval_s=0.1)
-    for kind, data, _title in EVENTS:
-        app.node.bus.publish(kind, **data)
-    app.node.bus.publish("notice", title="Something to know", message="as is", level="info")
-    assert app.sent.titles() == [title for _k, _d, title in EVENTS] + ["Something to know"]
+    for event, _title in EVENTS:
+        app.node.bus.publish(event)
+    app.node.bus.publish(Notice(title="Something to know", message="as is", level="info"))
+    assert app.sent.titles() == [title for _e, title in EVENTS] + ["Something to know"]
     failed = app.sent[4]
     assert failed.message == "CUDA out of memory" and failed.level == "error"
     assert [n.title for n in app.notifier.attention] == ["gpu paused: budget reached", "gpu failed"]
-    app.node.bus.publish("off_lan_prompt", rented_node="gpu", model="m")
-    app.node.bus.publish("off_lan_prompt", rented_node="gpu", model="m")
+    app.node.bus.publish(prompt("gpu"))
+    app.node.bus.publish(prompt("gpu"))
     await until(lambda: len(app.sent) == len(EVENTS) + 2, what="the off-LAN summary")
     assert app.sent[-1].title == "2 more prompts left your LAN"
 
@@ -77,6 +101,8 @@ async def test_real_off_lan_prompts_idle_pause_and_wake(sim: SimulatedHF, make_a
 
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the idle pause")
     await until(lambda: "gpu paused while idle" in app.sent.titles(), what="the idle-pause notice")
+    idle = next(n for n in app.sent if n.title == "gpu paused while idle")
+    assert idle.message == "No requests for 0.02 min; paused so it stops billing."
     answer = await client.chat.completions.create(model=REPO, messages=messages)  # wakes it
     assert answer.choices[0].message.content
     assert "Waking gpu" in app.sent.titles()
@@ -89,10 +115,10 @@ async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
     # $0.50/h: the cap is under three billed minutes (0.2 s each), reached while it starts or soon after.
     await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
-    await until(lambda: "gpu paused: budget reached" in app.sent.titles() or "gpu: budget reached"
-                in app.sent.titles(), what="the budget notice")
+    await until(lambda: "gpu paused: budget reached" in app.sent.titles(), what="the budget notice")
     note = next(n for n in app.sent if "budget reached" in n.title)
     assert "$0.02" in note.message and note.level == "warning"
+    assert [n.title for n in app.sent if "budget" in n.title] == ["gpu paused: budget reached"]  # one fact, one notice
     await until(lambda: app.tray.state == "attention", what="attention")
 
 
@@ -100,7 +126,7 @@ async def test_notifications_go_to_the_tray_icon(make_app: Any, monkeypatch: Any
     shown: list[tuple[Any, ...]] = []
     app = await make_app(notify_sink=None)
     monkeypatch.setattr(app.tray.icon, "showMessage", lambda *args: shown.append(args))
-    app.node.bus.publish("rented_failed", node="gpu", message="CUDA out of memory")
+    app.node.bus.publish(RentedFailed(node="gpu", hf_state="failed", message="CUDA out of memory"))
     title, message, icon, msecs = shown[0]
     assert (title, message) == ("gpu failed", "CUDA out of memory")
     assert icon == QSystemTrayIcon.MessageIcon.Critical and msecs > 0

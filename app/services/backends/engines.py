@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from app.services.backends.engine import EngineUpstream
 from app.services.errors import ConfigError, NotFound
-from app.services.events import EventBus
+from app.services.events import EventBus, NodeChanged
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
 from app.settings import EngineDecl, NodeSettings, SettingsStore
@@ -83,7 +83,7 @@ class EngineManager:
         await asyncio.gather(*(u.refresh_models() for u in list(self.upstreams.values())))
         after = {n: [m.name for m in u.models()] for n, u in self.upstreams.items()}
         if before != after:
-            self.bus.publish("node_changed", node=self.node_name, reason="engine models changed")
+            self.bus.publish(NodeChanged(node=self.node_name, reason="engine models changed"))
 
     async def refresh_stale(self) -> None:
         """Refresh stale model lists, sharing one refresh among concurrent callers."""
@@ -102,7 +102,7 @@ class EngineManager:
         upstream = self._make(decl)
         self._install(upstream)
         await upstream.refresh_models()
-        self.bus.publish("node_changed", node=self.node_name, reason=f"engine {decl.name} added")
+        self.bus.publish(NodeChanged(node=self.node_name, reason=f"engine {decl.name} added"))
         return upstream.describe()
 
     async def remove(self, name: str) -> None:
@@ -116,7 +116,7 @@ class EngineManager:
         if upstream:
             self.registry.remove(upstream.key)
             await upstream.aclose()
-        self.bus.publish("node_changed", node=self.node_name, reason=f"engine {name} removed")
+        self.bus.publish(NodeChanged(node=self.node_name, reason=f"engine {name} removed"))
 
     def describe(self) -> list[dict[str, Any]]:
         return [u.describe() for u in self.upstreams.values()]

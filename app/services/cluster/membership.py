@@ -23,7 +23,7 @@ from app.services.cluster.peer_client import PeerClient, PeerError
 from app.services.cluster.peers import PeerManager
 from app.services.cluster.trust import PeerPin, TrustStore, TrustStoreError
 from app.services.errors import NotFound
-from app.services.events import EventBus
+from app.services.events import EventBus, PeerUnpaired
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class Membership:
             self._remember(pin)
             other = f"{name} could not be told now ({told}); it will be told when it can be reached"
         log.info("removed peer %s (%s): %s", name, pin.node_id, other)
-        self.bus.publish("peer_unpaired", node=name, id=pin.node_id, told=told is None)
+        self.bus.publish(PeerUnpaired(node=name, node_id=pin.node_id, told=told is None))
         return {"removed": {"id": pin.node_id, "name": name}, "other_side_told": told is None, "other_side": other}
 
     def unpaired_by(self, pin: PeerPin) -> None:
@@ -75,7 +75,7 @@ class Membership:
         self.trust.remove(pin.node_id)
         self._forget(pin.node_id)
         log.info("peer %s (%s) removed this node; its pin is gone here too", pin.name, pin.node_id)
-        self.bus.publish("peer_unpaired", node=pin.name, id=pin.node_id, by_peer=True)
+        self.bus.publish(PeerUnpaired(node=pin.name, node_id=pin.node_id, by_peer=True))
 
     # -- notices not yet delivered ---------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from app.services.cluster.pairing_protocol import (
 )
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
-from app.services.events import EventBus
+from app.services.events import EventBus, PairInviteEnded, PairInviteOpened, PeerPaired
 from app.settings import parse_host_port
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class PairingService:
         self._tombstone: _Tombstone | None = None
 
     def _paired(self, pin: PeerPin) -> None:
-        self.bus.publish("peer_paired", node=pin.name, id=pin.node_id, address=pin.address, role="inviter")
+        self.bus.publish(PeerPaired(node=pin.name, node_id=pin.node_id, address=pin.address, role="inviter"))
 
     async def invite(self, ttl_s: float = MAX_TTL_S) -> Invite:
         ttl_s = min(max(float(ttl_s), 1.0), MAX_TTL_S)
@@ -83,7 +83,7 @@ class PairingService:
         self.invite_state = {"state": "pending", "address": invite.address,
                              "expires_at": invite.expires_at.isoformat()}
         self._watcher = asyncio.create_task(self._watch(invite), name="pairing-invite")
-        self.bus.publish("pair_invite", address=invite.address, expires_at=invite.expires_at.isoformat())
+        self.bus.publish(PairInviteOpened(address=invite.address, expires_at=invite.expires_at.isoformat()))
         return invite
 
     async def _watch(self, invite: Invite) -> None:
@@ -110,7 +110,7 @@ class PairingService:
     def _set_state(self, state: str, **extra: Any) -> None:
         if self.invite_state is not None:
             self.invite_state = {**self.invite_state, "state": state, **extra}
-            self.bus.publish("pair_invite_ended", state=state)
+            self.bus.publish(PairInviteEnded(state=state))
 
     async def _open_tombstone(self, address: str, error: PairingError) -> None:
         port = int(address.rsplit(":", 1)[1])
@@ -157,7 +157,7 @@ class PairingService:
     async def join(self, address: str, pin: str) -> PeerPin:
         host, port = parse_host_port(address, default_port=DEFAULT_PAIRING_PORT)
         peer = await join(host, port, pin, self.identity, self.trust, self.cluster_address)
-        self.bus.publish("peer_paired", node=peer.name, id=peer.node_id, address=peer.address, role="joiner")
+        self.bus.publish(PeerPaired(node=peer.name, node_id=peer.node_id, address=peer.address, role="joiner"))
         return peer
 
     def status(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from app.services.cluster.peer_client import PeerClient, PeerError
 from app.services.cluster.peer_upstream import PeerUpstream
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
-from app.services.events import EventBus
+from app.services.events import EventBus, NodeChanged, PeerJoined, PeerLeft, PeerRemoved
 
 if TYPE_CHECKING:
     from app.services.backends.base import Upstream
@@ -119,7 +119,7 @@ class PeerManager:
                 del self.peers[node_id]
                 self._spawn_close(peer)
                 if pin is None:
-                    self.bus.publish("peer_removed", node=peer.name, id=node_id)
+                    self.bus.publish(PeerRemoved(node=peer.name, node_id=node_id))
             elif pin != peer.pin:
                 peer.pin = peer.client.pin = pin  # a new address or name; same certificate
                 peer.wake.set()
@@ -215,16 +215,16 @@ class PeerManager:
         if not peer.online:
             peer.online = True
             log.info("peer %s (%s) is online at %s", peer.name, peer.node_id, peer.pin.address)
-            self.bus.publish("peer_joined", node=peer.name, id=peer.node_id, address=peer.pin.address)
+            self.bus.publish(PeerJoined(node=peer.name, node_id=peer.node_id, address=peer.pin.address))
             if self.on_online is not None:
                 self.on_online(peer)
         elif changed:
-            self.bus.publish("node_changed", node=peer.name, id=peer.node_id, reason="peer inventory changed")
+            self.bus.publish(NodeChanged(node=peer.name, node_id=peer.node_id, reason="peer inventory changed"))
 
     def _set_offline(self, peer: Peer, reason: str) -> None:
         peer.online = False
         log.info("peer %s is offline: %s", peer.name, reason)
-        self.bus.publish("peer_left", node=peer.name, id=peer.node_id, reason=reason)
+        self.bus.publish(PeerLeft(node=peer.name, node_id=peer.node_id, reason=reason))
 
     def mark_unreachable(self, peer: Peer) -> None:
         """A relay reached nothing at all: route elsewhere until a poll finds the peer again."""

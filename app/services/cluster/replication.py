@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from app.services.cluster.peer_client import PeerError
 from app.services.cluster.peers import Peer, PeerManager
 from app.services.cluster.trust import PeerPin
+from app.services.events import WorkloadUpdated
 from app.services.jobs.records import Workload
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class Replication:
                 continue
             if self.node.jobs.upsert(job):
                 stored += 1
-                self.node.bus.publish("workload_updated", job=job.to_json(), source=pin.node_id)
+                self.node.bus.publish(WorkloadUpdated(job=job.to_json(), source=pin.node_id))
             else:
                 ignored += 1
         return {"stored": stored, "ignored": ignored}
@@ -201,7 +202,7 @@ class Replication:
             job.finished_at = time.time()
             job.updated_at += 0.001
             self.node.jobs.upsert(job)
-            self.node.bus.publish("workload_updated", job=job.to_json(), source=self.my_id)
+            self.node.bus.publish(WorkloadUpdated(job=job.to_json(), source=self.my_id))
             count += 1
         if count:
             log.info("marked %d jobs of silent peer %s as failed", count, peer.name)

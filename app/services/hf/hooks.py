@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 from app.services.errors import PairwiseError, UpstreamError
+from app.services.events import Woke
 from app.services.hf.errors import HfError
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.watch import PAUSABLE_IDLE, Watch
@@ -58,7 +59,7 @@ class HfHooks:
             except (HfError, PairwiseError) as exc:
                 raise UpstreamError(f"could not wake rented node {node.name}: {exc.message}") from None
             await lc.observe(watch, info, sent)
-        lc.bus.publish("woke", node=node.name, hf_state=watch.hf_state)
+        lc.bus.publish(Woke(node=node.name, hf_state=watch.hf_state))
 
     def on_workload_finished(self, node: RentedUpstream, job: dict[str, Any]) -> None:
         watch = self.lifecycle.watches.get(node.name)

@@ -32,7 +32,14 @@ from typing import Any
 
 from app.services.clock import awake_clock
 from app.services.errors import PairwiseError
-from app.services.events import EventBus
+from app.services.events import (
+    EventBus,
+    IdlePaused,
+    NodeChanged,
+    ReconcilePaused,
+    RentedDrifted,
+    RentedFailed,
+)
 from app.services.hf.billing import BilledMinutes
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
@@ -45,7 +52,6 @@ from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 
-PAUSE_EVENTS = {"budget": "budget_paused", "idle": "idle_paused", "start": "reconcile_paused"}
 SAVE_ACTIVITY_EVERY_S = 5.0
 
 
@@ -60,7 +66,7 @@ class HfLifecycle:
         self._kick = asyncio.Event()
         self._saved_at = 0.0
         # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
-        bus.on(lambda event: self._kick.set() if event.kind == "node_changed" else None)
+        bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
     # -- running -----------------------------------------------------------------------------------------------
 
@@ -203,7 +209,7 @@ class HfLifecycle:
         changed = self._check_drift(node, record.drift(info), watch)
         node.set_hf_state(info.state, info.message or None)
         if info.state in ("failed", "updateFailed") and previous != info.state:
-            self.bus.publish("rented_failed", node=watch.name, hf_state=info.state, message=info.message)
+            self.bus.publish(RentedFailed(node=watch.name, hf_state=info.state, message=info.message or info.state))
         if previous != info.state or changed:
             self.manager.changed(f"rented node {watch.name} is {info.state} on Hugging Face")
         if info.url and node.decl.url != info.url:
@@ -219,7 +225,7 @@ class HfLifecycle:
                      "; ".join(changes)
             if node.block_reason != reason:
                 node.block_reason = reason
-                self.bus.publish("rented_drifted", node=watch.name, reason=reason)
+                self.bus.publish(RentedDrifted(node=watch.name, reason=reason))
                 return True
         elif node.block_reason and node.block_reason.startswith(DRIFT_PREFIX):
             node.block_reason = None
@@ -239,7 +245,7 @@ class HfLifecycle:
         if node.block_reason != reason:
             node.block_reason = reason
             node.set_hf_state(None, "deleted on Hugging Face")
-            self.bus.publish("rented_drifted", node=watch.name, reason=reason)
+            self.bus.publish(RentedDrifted(node=watch.name, reason=reason))
             self.manager.changed(f"rented node {watch.name} deleted on Hugging Face")
 
     def _failed_call(self, watch: Watch, exc: HfError) -> None:
@@ -313,10 +319,15 @@ class HfLifecycle:
     def _paused(self, watch: Watch) -> None:
         reason, detail = watch.pause_reason, watch.pause_detail
         watch.pause_reason, watch.pause_detail = None, ""
-        kind = PAUSE_EVENTS.get(reason or "")
-        if kind:
-            log.info("rented node %s paused on Hugging Face (%s)", watch.name, detail or reason)
-            self.bus.publish(kind, node=watch.name, reason=detail or reason)
+        if reason is None:
+            return
+        log.info("rented node %s paused on Hugging Face (%s)", watch.name, detail or reason)
+        node = self.manager.nodes.get(watch.name)
+        if reason == "idle" and node is not None:
+            self.bus.publish(IdlePaused(node=watch.name, idle_minutes=node.decl.lifecycle.idle_pause_min or 0.0))
+        elif reason == "start":
+            self.bus.publish(ReconcilePaused(node=watch.name, reason=detail or reason))
+        # A budget pause was told when the cap was reached (BudgetPaused); a user's pause by the user.
 
     async def pause_now(self, node: RentedUpstream, reason: str = "user", detail: str = "") -> EndpointInfo:
         """Pause at once (a user's `rented pause`, exit); raises HfError if HF will not."""

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from app.services.errors import CredentialError, RefusedError
-from app.services.events import EventBus
+from app.services.events import EventBus, HfSignedIn, HfSignedOut
 from app.services.hf.catalog import CatalogModel
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfAuthError
@@ -104,14 +104,14 @@ class HfService:
         self._client, self._report = candidate, report
         for warning in report.warnings():
             log.info("hf login: %s", warning)
-        self.bus.publish("hf_signed_in", user=report.user, namespaces=[n.name for n in report.namespaces])
+        self.bus.publish(HfSignedIn(user=report.user, namespaces=[n.name for n in report.namespaces]))
         return report.to_json()
 
     async def logout(self) -> None:
         self.secrets.delete(TOKEN_KEY)
         self._report = None
         await self.aclose()
-        self.bus.publish("hf_signed_out")
+        self.bus.publish(HfSignedOut())
 
     async def report(self) -> TokenReport:
         if self._report is None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from app.services.events import EventBus
+from app.services.events import EventBus, WorkloadFinished, WorkloadRunning, WorkloadStarted, WorkloadUpdated
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
+
+JobEvent = WorkloadStarted | WorkloadRunning | WorkloadFinished | WorkloadUpdated
 
 
 class JobTracker:
@@ -24,7 +26,7 @@ class JobTracker:
                        origin_node=origin_node or self.node_name, origin_node_id=origin_node_id or self.node_id)
         if job_id:
             job.id = job_id
-        self._changed(job, "workload_started")
+        self._changed(job, WorkloadStarted)
         return job
 
     def running(self, job: Workload, *, serving_node: str, serving_node_id: str, engine: str,
@@ -32,7 +34,7 @@ class JobTracker:
         job.state, job.started_at = "running", job.started_at or time.time()
         job.serving_node, job.serving_node_id, job.engine = serving_node, serving_node_id, engine
         job.ttfb_ms, job.off_lan, job.rented_node = round(ttfb_ms, 2), off_lan, rented_node
-        self._changed(job, "workload_running")
+        self._changed(job, WorkloadRunning)
 
     def finish(self, job: Workload, state: str, *, error: str | None = None,
                prompt_tokens: int | None = None, completion_tokens: int | None = None) -> None:
@@ -42,14 +44,14 @@ class JobTracker:
             job.started_at = job.finished_at
         job.error = error
         job.prompt_tokens, job.completion_tokens = prompt_tokens, completion_tokens
-        self._changed(job, "workload_finished")
+        self._changed(job, WorkloadFinished)
 
     def updated(self, job: Workload) -> None:
         """A finished job learned something more (its cost): store, tell and replicate it."""
-        self._changed(job, "workload_updated")
+        self._changed(job, WorkloadUpdated)
 
-    def _changed(self, job: Workload, kind: str) -> None:
+    def _changed(self, job: Workload, kind: type[JobEvent]) -> None:
         self.store.save(job)
-        self.bus.publish(kind, job=job.to_json())
+        self.bus.publish(kind(job=job.to_json()))
         for replicate in self.replicators:
             replicate(job)

@@ -30,8 +30,19 @@ from typing import Any
 
 from app.environment import environment
 from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
-from app.services.events import Event, EventBus, notice
+from app.services.events import (
+    BudgetPaused,
+    Event,
+    EventBus,
+    NodeChanged,
+    Notice,
+    OffLanPrompt,
+    WorkloadFinished,
+    WorkloadRunning,
+    WorkloadUpdated,
+)
 from app.services.jobs.records import Workload
+from app.services.jobs.requester import requester_text
 from app.services.jobs.store import JobStore
 from app.services.outbound import ca_files, outbound_ssl_context
 from app.services.rented.decl import RentedDecl, apply_changes, validate_decl
@@ -121,7 +132,7 @@ class RentedManager:
             self.changed("rented nodes refreshed")
 
     def changed(self, reason: str) -> None:
-        self.bus.publish("node_changed", node=self.sponsor_name, reason=reason)
+        self.bus.publish(NodeChanged(node=self.sponsor_name, reason=reason))
 
     # -- declarations ----------------------------------------------------------------------------------------
 
@@ -251,8 +262,9 @@ class RentedManager:
     def _announce(self, node: RentedUpstream, what: str) -> None:
         self.changed(f"rented node {node.name} {what}")
         if node.public:
-            self.bus.emit(notice(f"{node.name} is open to anyone",
-                                 f"Rented node {node.name} {PUBLIC_WARNING}.", level="warning", node=node.name))
+            self.bus.publish(Notice(title=f"{node.name} is open to anyone",
+                                    message=f"Rented node {node.name} {PUBLIC_WARNING}.", level="warning",
+                                    node=node.name))
 
     # -- views -----------------------------------------------------------------------------------------------
 
@@ -278,15 +290,17 @@ class RentedManager:
         self.meter.begin(node.name, job_id, node.decl.price_per_hour)
 
     def _on_event(self, event: Event) -> None:
-        if event.kind not in ("workload_running", "workload_finished"):
-            return
-        job = event.data.get("job") or {}
-        if event.kind == "workload_running":
+        if isinstance(event, WorkloadRunning):
+            job = event.job
             if job.get("off_lan") and job.get("origin_node_id") == self.sponsor_id:
-                self.bus.publish("off_lan_prompt", job_id=job.get("id"), model=job.get("model"),
-                                 rented_node=job.get("rented_node"), requester=job.get("requester"),
-                                 serving_node=job.get("serving_node"), origin_node=job.get("origin_node"))
+                self.bus.publish(OffLanPrompt(job_id=str(job.get("id")), model=str(job.get("model")),
+                                              rented_node=str(job.get("rented_node")),
+                                              requester=requester_text(job),
+                                              serving_node=job.get("serving_node"), origin_node=job.get("origin_node")))
             return
+        if not isinstance(event, WorkloadFinished):
+            return
+        job = event.job
         node = self.nodes.get(job.get("rented_node") or "")
         if node is None or job.get("serving_node_id") != node.node_id:
             return
@@ -302,7 +316,7 @@ class RentedManager:
                 job.cost_usd = cost
                 self.jobs.save(job)
                 record = job.to_json()
-                self.bus.publish("workload_updated", job=record)
+                self.bus.publish(WorkloadUpdated(job=record))
                 for replicate in list(self.replicators):
                     try:
                         replicate(job)
@@ -318,17 +332,21 @@ class RentedManager:
 
     def _check_budget(self, node: RentedUpstream) -> None:
         budget = node.decl.budget
-        reason = None
+        reason, reached = None, None
         for period, cap in (("day", budget.usd_per_day), ("month", budget.usd_per_month)):
             spent = self.meter.spent(node.name, period)  # type: ignore[arg-type]
             if cap is not None and spent >= cap:
                 reason = f"budget reached: ${spent:.2f} of ${cap:.2f} per {period}"
+                reached = (spent, cap, period)
                 break
         was = node.budget_reason
         node.budget_reason = reason
-        if reason and not was:
+        if reason and reached and not was:
             log.info("rented node %s: %s", node.name, reason)
-            self.bus.emit(notice(f"{node.name}: budget reached", reason, level="warning", node=node.name))
+            # The one event of this fact: the lifecycle's pause that follows tells nothing more.
+            provider_pause = node.decl.lifecycle.managed and bool(self.hooks.on_budget_reached)
+            self.bus.publish(BudgetPaused(node=node.name, reason=reason, spent_usd=round(reached[0], 4),
+                                          cap_usd=reached[1], period=reached[2], provider_pause=provider_pause))
             self.changed(f"rented node {node.name} {reason}")
             task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
             self._pending.add(task)
