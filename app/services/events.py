@@ -344,8 +344,9 @@ class Woke(Event):
 class RentedFailed(Event):
     kind: ClassVar[str] = "rented_failed"
     node: str
-    hf_state: str | None
+    hf_state: str | None  # the provider's state or a job's stage (ERROR)
     message: str
+    last_lines: list[str] = field(default_factory=list)  # a batch job's last log lines, when it has them
 
     def summary(self) -> str:
         return f"{self.node} failed: {self.message}"
@@ -361,6 +362,35 @@ class RentedDrifted(Event):
 
     def summary(self) -> str:
         return f"{self.node}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class WindowEnded(Event):
+    """A batch window (an HF Job) ended: completed, failed, canceled or out of time."""
+
+    kind: ClassVar[str] = "window_ended"
+    node: str
+    stage: str
+    message: str | None
+    ended_by: str | None  # what Pairwise stopped it for, when it did
+
+    def summary(self) -> str:
+        return f"{self.node}: batch window ended ({self.stage})" + (f": {self.message}" if self.message else "")
+
+
+@dataclass(frozen=True)
+class WindowStopped(Event):
+    """Pairwise canceled a batch window (cause: idle | budget | exit | start | user)."""
+
+    kind: ClassVar[str] = "window_stopped"
+    node: str
+    cause: str
+    reason: str
+    job_id: str | None = None
+    usd: float | None = None  # what an orphaned window found at start had cost
+
+    def summary(self) -> str:
+        return f"{self.node}: batch window stopped ({self.cause}): {self.reason}"
 
 
 # -- the bus -------------------------------------------------------------------------------------------------

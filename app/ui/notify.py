@@ -37,6 +37,8 @@ from app.services.events import (
     ReconcilePaused,
     RentedDrifted,
     RentedFailed,
+    WindowEnded,
+    WindowStopped,
     Woke,
     WorkloadFinished,
     WorkloadRunning,
@@ -73,7 +75,7 @@ RENDERINGS: dict[type[Event], Rendering] = {
     PairInviteOpened: QUIET, PairInviteEnded: QUIET,
     HfSignedIn: REFRESH_NODES, HfSignedOut: REFRESH_NODES,
     OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
-    RentedFailed: NOTIFY, RentedDrifted: NOTIFY,
+    RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
 }
 
 

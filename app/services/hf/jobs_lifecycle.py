@@ -34,7 +34,7 @@ from typing import Any
 
 from app.services.clock import awake_clock
 from app.services.errors import PairwiseError
-from app.services.events import EventBus
+from app.services.events import EventBus, NodeChanged, RentedFailed, WindowEnded, WindowStopped
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.jobs_models import LABEL_RENTED, LABEL_SPONSOR, TERMINAL, JobFlavor, JobInfo
@@ -98,7 +98,7 @@ class JobLifecycle:
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._others: set[asyncio.Task[Any]] = set()
-        bus.on(lambda event: self._kick.set() if event.kind == "node_changed" else None)
+        bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
     # -- running -----------------------------------------------------------------------------------------------
 
@@ -278,10 +278,10 @@ class JobLifecycle:
     def _ended(self, watch: JobWatch, record: JobRecord) -> None:
         log.info("rented node %s: job %s ended %s: %s", watch.name, record.job_id, record.stage, record.message)
         if record.stage == "ERROR" and not timed_out(record):
-            self.bus.publish("rented_failed", node=watch.name, hf_state=record.stage, message=record.message,
-                             last_lines=record.last_lines)
-        self.bus.publish("window_ended", node=watch.name, stage=record.stage, message=record.message,
-                         ended_by=record.ended_by)
+            self.bus.publish(RentedFailed(node=watch.name, hf_state=record.stage, message=record.message or "",
+                                          last_lines=list(record.last_lines)))
+        self.bus.publish(WindowEnded(node=watch.name, stage=record.stage, message=record.message,
+                                     ended_by=record.ended_by))
 
     async def _answers(self, node: RentedUpstream) -> bool:
         result = await node.probe()
@@ -365,7 +365,7 @@ class JobLifecycle:
             if info.ended:
                 log.info("rented node %s: job %s canceled (%s)", watch.name, record.job_id, detail or reason)
                 # cause: idle | budget | exit | start | user
-                self.bus.publish("window_stopped", node=watch.name, cause=reason, reason=detail or reason)
+                self.bus.publish(WindowStopped(node=watch.name, cause=reason, reason=detail or reason))
 
     async def stop_now(self, node: RentedUpstream, reason: str, detail: str = "") -> None:
         """Cancel at once (exit, a user's stop); raises HfError if HF will not."""
@@ -463,9 +463,9 @@ class JobLifecycle:
                            started_at=ended.started_at or info.started_at, finished_at=ended.finished_at,
                            ended_by="orphaned at start")
         self.charge(name or f"job:{info.id}", orphan)
-        self.bus.publish("window_stopped", node=name, cause="start", job_id=info.id,
-                         reason="an orphaned batch window found by its labels was canceled",
-                         usd=orphan.charged_minutes * orphan.price_per_hour / 60)
+        self.bus.publish(WindowStopped(node=name, cause="start", job_id=info.id,
+                                       reason="an orphaned batch window found by its labels was canceled",
+                                       usd=orphan.charged_minutes * orphan.price_per_hour / 60))
 
     async def _price(self, info: JobInfo) -> float:
         rows = [f for r in await self.hf.client().jobs_hardware() if (f := JobFlavor.parse(r)) is not None]
