@@ -393,6 +393,35 @@ class WindowStopped(Event):
         return f"{self.node}: batch window stopped ({self.cause}): {self.reason}"
 
 
+# -- requesters (keys, LAN door, per-requester caps) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequesterLimited(Event):
+    """A requester hit a cap or a rate on a rented node (told once per requester and day)."""
+
+    kind: ClassVar[str] = "requester_limited"
+    title: str
+    message: str
+
+    def summary(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class RequestersChanged(Event):
+    """Keys or the LAN door changed."""
+
+    kind: ClassVar[str] = "requesters_changed"
+    reason: str
+    lan_on: bool
+    keys: int
+    text: str
+
+    def summary(self) -> str:
+        return f"{self.reason} ({self.text})"
+
+
 # -- the bus -------------------------------------------------------------------------------------------------
 
 

@@ -37,6 +37,8 @@ from app.services.events import (
     ReconcilePaused,
     RentedDrifted,
     RentedFailed,
+    RequesterLimited,
+    RequestersChanged,
     WindowEnded,
     WindowStopped,
     Woke,
@@ -76,6 +78,7 @@ RENDERINGS: dict[type[Event], Rendering] = {
     HfSignedIn: REFRESH_NODES, HfSignedOut: REFRESH_NODES,
     OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
     RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
+    RequesterLimited: NOTIFY_ONLY, RequestersChanged: REFRESH_NODES,
 }
 
 
@@ -136,6 +139,8 @@ class NotificationPolicy:
             case PeerLeft(node=node, reason=reason):
                 return Notification(kind, f"{node} left your cluster",
                                     f"Its models are no longer available ({reason}).")
+            case RequesterLimited(title=title, message=message):
+                return Notification(kind, title, message, "warning")
             case Notice(title=title, message=message, level=level, node=node):
                 return Notification(kind, title, message, level, node)
         return None

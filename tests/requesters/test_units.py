@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.services.errors import ConfigError, RequesterLimitError
-from app.services.events import EventBus
+from app.services.events import EventBus, RequesterLimited
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester, local_app, relayed_requester, with_key
 from app.services.keys.auth import FailedAttempts
@@ -105,7 +105,7 @@ def _finished(who: Requester, cost: float, at: float, rented: str = "l40s") -> W
 async def test_a_peer_over_its_daily_cap_is_refused_until_utc_midnight(tmp_path: Path) -> None:
     clock, bus = Clock(), EventBus()
     notices: list[Any] = []
-    bus.on(lambda e: notices.append(e) if e.kind == "notice" else None)
+    bus.on(lambda e: notices.append(e) if isinstance(e, RequesterLimited) else None)
     limits = RequesterLimits(ME, "sponsor", KeyStore(tmp_path / "keys.json"), bus, clock=clock)
     gpu = _rented({"usd_per_day": {"laptop-b": 2, "*": 10}})
     laptop = SimpleNamespace(requester=Requester(PEER, "laptop-b"))
@@ -127,7 +127,7 @@ async def test_a_peer_over_its_daily_cap_is_refused_until_utc_midnight(tmp_path:
     limits.gate(gpu, mine)  # the sponsor's own callers are not limited by peers' caps
     with pytest.raises(RequesterLimitError):
         limits.gate(gpu, laptop)
-    assert [n.data["title"] for n in notices] == ["laptop-b reached its $2/day on l40s"], "told once"
+    assert [n.title for n in notices] == ["laptop-b reached its $2/day on l40s"], "told once"
     assert today_text(limits.today("l40s")) == "today: laptop-b $2.10, this machine $0.30"
     clock.now += 86400  # the next UTC day
     limits.gate(gpu, laptop)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.services.backends.base import Upstream
-from app.services.events import Event, EventBus, notice
+from app.services.events import Event, EventBus, RequesterLimited, WorkloadFinished, WorkloadUpdated
 from app.services.jobs.records import Workload
 from app.services.jobs.store import JobStore
 from app.services.keys.limit_text import rate_refusal, spend_refusal
@@ -118,8 +118,7 @@ class RequesterLimits:
             return
         self._told = {m for m in self._told if m[0] == day}
         self._told.add(mark)
-        self.bus.emit(notice(title, message, level="warning"))
-        self.bus.publish("requester_limited", title=title, message=message)
+        self.bus.publish(RequesterLimited(title=title, message=message))
 
     # -- the ledger ------------------------------------------------------------------------------------------
 
@@ -132,9 +131,9 @@ class RequesterLimits:
             self.count(job)
 
     def _on_event(self, event: Event) -> None:
-        if event.kind in ("workload_finished", "workload_updated"):
-            record = event.data.get("job")
-            if isinstance(record, dict) and record.get("cost_usd"):
+        if isinstance(event, WorkloadFinished | WorkloadUpdated):
+            record = event.job
+            if record.get("cost_usd"):
                 try:
                     self.count(Workload.from_json(record))
                 except (TypeError, ValueError) as exc:

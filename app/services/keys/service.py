@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from app.services.events import RequestersChanged
 from app.services.keys.lan import LanDoor
 from app.services.keys.limits import RequesterLimits
 from app.services.keys.store import KeyStore
@@ -43,7 +44,9 @@ class RequesterService:
         self.limits.stop()
 
     def _changed(self, reason: str) -> None:
-        self.node.bus.publish("requesters_changed", reason=reason, **self.summary())
+        summary = self.summary()
+        self.node.bus.publish(RequestersChanged(reason=reason, lan_on=summary["lan_on"], keys=summary["keys"],
+                                                text=summary["text"]))
 
     # -- keys ------------------------------------------------------------------------------------------------
 
