@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.services.clock import awake_clock
-from app.services.errors import PairwiseError
+from app.services.errors import CredentialError, PairwiseError
 from app.services.events import EventBus, NodeChanged, RentedFailed, WindowEnded, WindowStopped
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
@@ -406,6 +406,9 @@ class JobLifecycle:
             try:
                 await self._reconcile_once()
                 return
+            except CredentialError as exc:  # signed out: nothing can be asked until a sign-in
+                log.warning("reconciling batch windows: %s; asking again after a sign-in", exc.message)
+                await asyncio.sleep(self.tuning.poll_steady_s)
             except PairwiseError as exc:
                 # HF not answering yet (the network comes up after us): a job left running bills
                 # until this is decided, so keep asking.
