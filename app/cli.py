@@ -13,6 +13,7 @@ from app.control_client import ControlClient
 from app.services.errors import PairwiseError
 from app.services.jobs.requester import requester_text
 from app.services.platform.signals import stop_event
+from app.services.text_safety import printable
 
 
 def add_node_options(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return int(handler(args) or 0)
     except PairwiseError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
+        print(f"error: {printable(exc.message)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
+from app.services.text_safety import printable as clean
 
 JOIN_TIMEOUT_S = 45.0  # the node gives the exchange 30 s
 
@@ -93,6 +94,9 @@ def cmd_pair(args: argparse.Namespace) -> int:
                          f" ({state.get('wrong_tries', 0)} wrong tries so far)")
             elif state.get("joined"):
                 line += f" by {state['joined']['name']} ({state['joined']['id']})"
+            elif state["state"] == "void":
+                line += (f": voided by wrong PINs from {', '.join(map(clean, state.get('voided_by') or [])) or 'an unknown address'}"
+                         "; start another with 'pairwise pair invite'")
             print(line)
         return 0
     if command == "list":

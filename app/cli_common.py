@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from app.home import Home, resolve_home
+from app.services.text_safety import printable
 
 
 def home_of(args: Any) -> Home:
@@ -24,7 +25,9 @@ def read_token_stdin() -> str:
     return token
 
 
-def table(rows: list[list[str]], headers: list[str]) -> str:
+def table(rows: list[list[Any]], headers: list[str]) -> str:
+    """Rows as aligned columns; every cell made printable (rows carry what peers and engines wrote)."""
+    rows = [[printable(c) for c in row] for row in rows]
     widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=False))]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)) for row in rows]

@@ -242,8 +242,12 @@ class PairInviteOpened(Event):
 class PairInviteEnded(Event):
     kind: ClassVar[str] = "pair_invite_ended"
     state: str  # used | expired | void | cancelled
+    voided_by: list[str] = field(default_factory=list)  # void: the addresses the wrong PINs came from
 
     def summary(self) -> str:
+        if self.state == "void":
+            return (f"pairing invite void: too many wrong PINs from {', '.join(self.voided_by) or 'an unknown address'}"
+                    "; start another with 'pairwise pair invite'")
         return f"pairing invite {self.state}"
 
 

@@ -20,6 +20,7 @@ import logging
 import secrets
 import ssl
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.pairing_protocol import (
     AlreadyMember,
     Hello,
+    PairingBusy,
     PairingError,
     PairingProtocolError,
     PairingUnavailable,
@@ -44,6 +46,7 @@ from app.services.cluster.trust import PeerPin, TrustStore
 log = logging.getLogger(__name__)
 
 OnPaired = Callable[[PeerPin], None]
+BUSY_RETRY_S = 0.5
 
 
 class InviteState(enum.Enum):
@@ -74,6 +77,8 @@ class _Pending:
     expiry: asyncio.TimerHandle | None = None
     claimed_by: asyncio.Task[None] | None = None
     sessions: set[asyncio.Task[None]] = field(default_factory=set)
+    per_address: Counter[str] = field(default_factory=Counter)
+    wrong_from: list[str] = field(default_factory=list)  # the address of each wrong guess
 
 
 class PairingHost:
@@ -90,7 +95,9 @@ class PairingHost:
         advertise_host: str | None = None,
         on_paired: OnPaired | None = None,
         session_timeout_s: float = 15.0,
+        hello_timeout_s: float = 3.0,
         max_sessions: int = 8,
+        max_sessions_per_address: int = 2,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.identity = identity
@@ -101,7 +108,9 @@ class PairingHost:
         self.advertise_host = advertise_host
         self.on_paired = on_paired
         self.session_timeout_s = session_timeout_s
+        self.hello_timeout_s = hello_timeout_s
         self.max_sessions = max_sessions
+        self.max_sessions_per_address = max_sessions_per_address
         self._clock = clock
         self._pending: _Pending | None = None
         self._hello = Hello.of(identity)
@@ -115,6 +124,11 @@ class PairingHost:
     @property
     def wrong_tries(self) -> int:
         return self._pending.wrong if self._pending else 0
+
+    @property
+    def wrong_from(self) -> list[str]:
+        """Where the wrong guesses at the current (or last) invite came from, distinct, in order."""
+        return list(dict.fromkeys(self._pending.wrong_from)) if self._pending else []
 
     async def invite(self, ttl_s: float = 300, max_wrong: int = 3) -> Invite:
         """Open the listener with a fresh six-digit PIN; replaces any pending invite."""
@@ -222,10 +236,22 @@ class PairingHost:
     ) -> None:
         pending = box[0] if box else None
         task = asyncio.current_task()
-        if pending is None or task is None or len(pending.sessions) >= self.max_sessions:
+        peername = writer.get_extra_info("peername")
+        address = str(peername[0]) if peername else "?"
+        if pending is None or task is None:
+            writer.close()
+            return
+        if (len(pending.sessions) >= self.max_sessions
+                or pending.per_address[address] >= self.max_sessions_per_address):
+            # Say so, so the joiner can name it and try again, instead of "the connection closed".
+            log.info("pairing port busy: refused a session from %s (%d running)", address, len(pending.sessions))
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1.0):
+                    await proto.write_frame(writer, proto.error_frame(PairingBusy()))
             writer.close()
             return
         pending.sessions.add(task)
+        pending.per_address[address] += 1
         try:
             async with asyncio.timeout(self.session_timeout_s):
                 await self._session(pending, reader, writer)
@@ -240,6 +266,7 @@ class PairingHost:
             log.exception("pairing session from %s failed", writer.get_extra_info("peername"))
         finally:
             pending.sessions.discard(task)
+            pending.per_address[address] -= 1
             if pending.state is InviteState.CLAIMED and pending.claimed_by is task:
                 # The winner vanished after proving the PIN: the PIN is spent, nothing is pinned.
                 self._end(
@@ -258,7 +285,12 @@ class PairingHost:
         if status is not None:
             raise status
         await proto.write_frame(writer, self._hello.frame())
-        theirs = Hello.parse(await proto.read_frame(reader))
+        try:
+            async with asyncio.timeout(self.hello_timeout_s):
+                theirs = Hello.parse(await proto.read_frame(reader))
+        except TimeoutError as exc:
+            # An idle connection would otherwise hold a session slot for the whole session timeout.
+            raise PairingProtocolError(f"no hello within {self.hello_timeout_s:g} s") from exc
         if theirs.node_id == self.identity.node_id:
             raise PairingProtocolError("a node cannot pair with itself")
         await proto.write_frame(writer, {"type": "starttls"})
@@ -288,9 +320,15 @@ class PairingHost:
             raise status
         if not proto.confirmation_ok(proto.confirmation(key, "joiner", digest), frame):
             pending.wrong += 1
+            peername = writer.get_extra_info("peername")
+            pending.wrong_from.append(str(peername[0]) if peername else "an unknown address")
             left = pending.max_wrong - pending.wrong
             if left <= 0:
-                self._end(pending, InviteState.VOID, PinVoid())
+                # The inviting side is told from where (the joiner only that the PIN is void).
+                sources = ", ".join(dict.fromkeys(pending.wrong_from))
+                self._end(pending, InviteState.VOID,
+                          PinVoid(f"the invite was voided by {pending.wrong} wrong PINs from {sources}; "
+                                  "start another with 'pairwise pair invite'"))
                 raise PinVoid()
             raise WrongPin(f"wrong PIN ({left} {'try' if left == 1 else 'tries'} left)")
         if theirs.node_id in self.trust:
@@ -336,10 +374,21 @@ async def join(
     inviter sees).
     """
     digits = proto.normalize_pin(pin)
+    busy: PairingBusy | None = None
     try:
         async with asyncio.timeout(timeout_s):
-            return await _join(host, port, digits, identity, trust, my_cluster_address)
+            while True:
+                try:
+                    return await _join(host, port, digits, identity, trust, my_cluster_address)
+                except PairingBusy as exc:
+                    # Sessions held by others end within the inviter's hello timeout: try again.
+                    busy = exc
+                    await asyncio.sleep(BUSY_RETRY_S)
     except TimeoutError as exc:
+        if busy is not None:
+            raise PairingBusy(f"{host}:{port} stayed busy with other pairing attempts for {timeout_s:g} s "
+                              "(someone on the network may be holding its pairing port); the PIN was not "
+                              "tried, so it is still good: try again, or ask for a new invite") from exc
         raise PairingError(f"{host}:{port} did not finish pairing within {timeout_s:g} s") from exc
 
 

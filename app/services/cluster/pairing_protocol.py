@@ -69,6 +69,7 @@ from app.services.errors import PairwiseError
 PROTO = "pairwise-pair/1"
 MAX_FRAME = 64 * 1024
 MAX_NAME = 200
+HANDSHAKE_TIMEOUT_S = 5.0  # a TLS handshake on the pairing port (a stranger may never finish one)
 
 
 class PairingError(PairwiseError):
@@ -130,6 +131,16 @@ class PairingUnavailable(PairingError):
     default_message = "no pairing invite is pending"
 
 
+class PairingBusy(PairingError):
+    """The inviter is answering as many joiners as it will at once (or from this address)."""
+
+    title = "Pairing port busy"
+    code = "busy"
+    status = 503
+    default_message = ("the other node is busy with other pairing attempts (someone on the network may be "
+                       "holding its pairing port); try again in a few seconds")
+
+
 class PairingProtocolError(PairingError):
     """The other side broke the protocol, or the key confirmation failed on the joiner."""
 
@@ -149,6 +160,7 @@ ERRORS_BY_CODE: dict[str, type[PairingError]] = {
         PinAlreadyUsed,
         AlreadyMember,
         PairingUnavailable,
+        PairingBusy,
         PairingProtocolError,
     )
 }
@@ -264,10 +276,12 @@ async def upgrade(
     (CA:TRUE) certificate would verify, but must not count as that certificate.
     """
     if server_side:
-        await writer.start_tls(pairing_context(ssl.PROTOCOL_TLS_SERVER, identity, peer.cert_pem))
+        await writer.start_tls(pairing_context(ssl.PROTOCOL_TLS_SERVER, identity, peer.cert_pem),
+                               ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
     else:
         ctx = pairing_context(ssl.PROTOCOL_TLS_CLIENT, identity, peer.cert_pem)
-        await writer.start_tls(ctx, server_hostname=peer_hostname(peer.node_id))
+        await writer.start_tls(ctx, server_hostname=peer_hostname(peer.node_id),
+                               ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
     der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
     seen = fingerprint_of_der(der) if der else None
     if seen != peer.fingerprint:

@@ -95,8 +95,11 @@ class PairingService:
             joined = {"joined": {"id": pin.node_id, "name": pin.name}}
         except PinExpired as exc:
             error, state = exc, "expired"
-        except PinVoid as exc:
-            error, state = exc, "void"
+        except PinVoid:
+            # The tombstone answers joiners with the plain "PIN is void"; where the wrong PINs came
+            # from is for the inviting side only (state, event, tray).
+            error, state = PinVoid(), "void"
+            joined = {"voided_by": self.host.wrong_from}
         except PairingError as exc:  # cancelled, or the winner vanished before the end
             if isinstance(exc, PairingUnavailable):
                 self._set_state("cancelled")
@@ -110,7 +113,7 @@ class PairingService:
     def _set_state(self, state: str, **extra: Any) -> None:
         if self.invite_state is not None:
             self.invite_state = {**self.invite_state, "state": state, **extra}
-            self.bus.publish(PairInviteEnded(state=state))
+            self.bus.publish(PairInviteEnded(state=state, voided_by=list(extra.get("voided_by") or [])))
 
     async def _open_tombstone(self, address: str, error: PairingError) -> None:
         port = int(address.rsplit(":", 1)[1])
@@ -165,6 +168,7 @@ class PairingService:
         if state.get("state") == "pending" and not self.host.pending:
             state["state"] = "ending"  # the timer fired; the watcher records how it ended in a moment
         state["wrong_tries"] = self.host.wrong_tries
+        state["wrong_from"] = self.host.wrong_from
         return state
 
     async def close(self) -> None:
