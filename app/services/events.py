@@ -242,13 +242,23 @@ class PairInviteOpened(Event):
 class PairInviteEnded(Event):
     kind: ClassVar[str] = "pair_invite_ended"
     state: str  # used | expired | void | cancelled
-    voided_by: list[str] = field(default_factory=list)  # void: the addresses the wrong PINs came from
 
     def summary(self) -> str:
-        if self.state == "void":
-            return (f"pairing invite void: too many wrong PINs from {', '.join(self.voided_by) or 'an unknown address'}"
-                    "; start another with 'pairwise pair invite'")
         return f"pairing invite {self.state}"
+
+
+@dataclass(frozen=True)
+class PairInviteVoided(PairInviteEnded):
+    """The invite ended because of too many wrong PINs (a PairInviteEnded with state "void"):
+    the inviting user should know, and from where, to start another."""
+
+    kind: ClassVar[str] = "pair_invite_voided"
+    state: str = "void"
+    voided_by: list[str] = field(default_factory=list)  # the addresses the wrong PINs came from
+
+    def summary(self) -> str:
+        return (f"pairing invite void: too many wrong PINs from {', '.join(self.voided_by) or 'an unknown address'}"
+                "; start another with 'pairwise pair invite'")
 
 
 # -- Hugging Face account ------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from app.services.events import (
     OffLanPrompt,
     PairInviteEnded,
     PairInviteOpened,
+    PairInviteVoided,
     PeerJoined,
     PeerLeft,
     PeerPaired,
@@ -74,7 +75,7 @@ RENDERINGS: dict[type[Event], Rendering] = {
     WorkloadStarted: REFRESH_JOBS, WorkloadRunning: REFRESH_JOBS, WorkloadFinished: REFRESH_JOBS,
     WorkloadUpdated: REFRESH_JOBS,
     PeerJoined: NOTIFY, PeerLeft: NOTIFY, PeerRemoved: REFRESH_NODES, PeerPaired: NOTIFY, PeerUnpaired: REFRESH_NODES,
-    PairInviteOpened: QUIET, PairInviteEnded: QUIET,
+    PairInviteOpened: QUIET, PairInviteEnded: QUIET, PairInviteVoided: NOTIFY_ONLY,
     HfSignedIn: REFRESH_NODES, HfSignedOut: REFRESH_NODES,
     OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
     RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
@@ -132,6 +133,10 @@ class NotificationPolicy:
             case ReconcilePaused(node=node, reason=reason):
                 return Notification(kind, f"{node} was left running: paused",
                                     reason or "It was billing while Pairwise was not running.", "warning", node)
+            case PairInviteVoided(voided_by=sources):
+                return Notification(kind, "Pairing invite voided",
+                                    f"Too many wrong PINs from {', '.join(sources) or 'an unknown address'}. "
+                                    "Start a new invite to pair.", "warning")
             case PeerPaired(node=node):
                 return Notification(kind, f"Paired with {node}", "It is now a member of your cluster.")
             case PeerJoined(node=node):

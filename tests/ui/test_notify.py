@@ -13,6 +13,7 @@ from app.services.events import (
     IdlePaused,
     Notice,
     OffLanPrompt,
+    PairInviteVoided,
     PeerJoined,
     PeerLeft,
     RentedFailed,
@@ -33,6 +34,7 @@ EVENTS: list[tuple[Event, str]] = [
     (RentedFailed(node="gpu", hf_state="failed", message="CUDA out of memory"), "gpu failed"),
     (PeerJoined(node="laptop", node_id="x", address="10.0.0.2:14330"), "laptop joined your cluster"),
     (PeerLeft(node="laptop", node_id="x", reason="no answer"), "laptop left your cluster"),
+    (PairInviteVoided(voided_by=["192.168.1.9"]), "Pairing invite voided"),
 ]
 
 

@@ -30,7 +30,7 @@ from app.services.cluster.pairing_protocol import (
 )
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
-from app.services.events import EventBus, PairInviteEnded, PairInviteOpened, PeerPaired
+from app.services.events import EventBus, PairInviteEnded, PairInviteOpened, PairInviteVoided, PeerPaired
 from app.settings import parse_host_port
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,10 @@ class PairingService:
     def _set_state(self, state: str, **extra: Any) -> None:
         if self.invite_state is not None:
             self.invite_state = {**self.invite_state, "state": state, **extra}
-            self.bus.publish(PairInviteEnded(state=state, voided_by=list(extra.get("voided_by") or [])))
+            if state == "void":
+                self.bus.publish(PairInviteVoided(voided_by=list(extra.get("voided_by") or [])))
+            else:
+                self.bus.publish(PairInviteEnded(state=state))
 
     async def _open_tombstone(self, address: str, error: PairingError) -> None:
         port = int(address.rsplit(":", 1)[1])
