@@ -11,9 +11,10 @@ here with requester = the origin node, there with serving node = us.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from aiohttp import web
 
@@ -22,6 +23,7 @@ from app.services.cluster.facts import LoadBook, shareable_upstreams
 from app.services.cluster.tls import PEER_PIN_KEY
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
 from app.services.jobs.requester import relayed_requester
+from app.services.text_safety import scrub_for_peer
 from app.services.translate.shapes import Api, Operation, canonical_model
 
 if TYPE_CHECKING:
@@ -73,6 +75,8 @@ class Relay:
                 result.headers["X-Pairwise-Node-Id"] = job.serving_node_id or self.node.node_id
                 if job.engine:
                     result.headers["X-Pairwise-Engine"] = job.engine
+            if result.status >= 400 and result.body:
+                result.body = scrubbed_error_body(result.body)
             return await write_result(request, result)
         finally:
             self.book.leave(pin.node_id)
@@ -96,3 +100,23 @@ class Relay:
         if existing is not None and existing.origin_node_id != origin_id:
             return None
         return given
+
+
+def scrubbed_error_body(body: bytes) -> bytes:
+    """An error answer fit for a peer: the text of every message without URLs, hosts or token-like
+    strings (an engine's error may name its host:port; the local log and Jobs keep the detail)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return json.dumps({"error": scrub_for_peer(body.decode("utf-8", "replace"))}).encode()
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub_for_peer(value, 1000)
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return json.dumps(clean(data)).encode()

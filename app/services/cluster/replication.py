@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from app.services.cluster.peer_client import PeerError
 from app.services.cluster.peers import Peer, PeerManager
+from app.services.cluster.record_check import ERROR_LIMIT, RecordRefused, checked_record
 from app.services.cluster.trust import PeerPin
 from app.services.events import WorkloadUpdated
 from app.services.jobs.records import Workload
+from app.services.text_safety import printable, scrub_for_peer
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -78,12 +80,20 @@ class Replication:
             # goes back to it: the cost of off-LAN work, which the sponsor's meter sets after the end.
             origin = self.peers.peers.get(job.origin_node_id)
             if job.cost_usd is not None and origin is not None and origin.online:
-                self._queue(origin.node_id, job.to_json())
+                self._queue(origin.node_id, self._for_peers(job))
             return
-        record = job.to_json()
+        record = self._for_peers(job)
         for peer in self.peers.peers.values():
             if peer.online:
                 self._queue(peer.node_id, record)
+
+    @staticmethod
+    def _for_peers(job: Workload) -> dict[str, Any]:
+        record = job.to_json()
+        if record.get("error"):
+            # The local log and Jobs keep the detail; peers get it without URLs, hosts or tokens.
+            record["error"] = scrub_for_peer(record["error"], ERROR_LIMIT)
+        return record
 
     def _queue(self, peer_id: str, record: dict[str, Any]) -> None:
         box = self._outbox.setdefault(peer_id, {})
@@ -176,7 +186,10 @@ class Replication:
         if not isinstance(raw.get("updated_at"), (int, float)) or not isinstance(raw.get("created_at"), (int, float)):
             return None
         try:
-            return Workload.from_json(raw)
+            return Workload.from_json(checked_record(raw))
+        except RecordRefused as exc:
+            log.warning("refused a job record from %s: %s", raw.get("origin_node"), printable(exc, 300))
+            return None
         except TypeError:
             return None
 
