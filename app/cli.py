@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     remove = esub.add_parser("remove")
     remove.add_argument("name")
 
+    database = sub.add_parser("database", help="the node's job history (state.db)")
+    dsub = database.add_subparsers(dest="database_command", required=True)
+    dsub.add_parser("set-aside", help="move a damaged state.db aside (kept) so the node starts a fresh one")
+
     for register in _extensions():
         register(sub)
     return parser
@@ -225,7 +229,24 @@ def cmd_engines(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"status": cmd_status, "nodes": cmd_nodes, "jobs": cmd_jobs, "events": cmd_events, "engines": cmd_engines}
+def cmd_database(args: argparse.Namespace) -> int:
+    from app.services.jobs.store import set_aside
+
+    home = home_of(args)
+    if ControlClient.runtime(home) is not None:
+        print("error: a node is running with this home; stop it first", file=sys.stderr)
+        return 1
+    if not home.database.exists():
+        print(f"no database at {home.database}; the node makes a fresh one when it starts")
+        return 0
+    moved = set_aside(home.database)
+    print(f"moved {home.database} to {moved} (kept); the node starts with a fresh job history "
+          "(settings, pairings and rented nodes are not in it)")
+    return 0
+
+
+COMMANDS = {"status": cmd_status, "nodes": cmd_nodes, "jobs": cmd_jobs, "events": cmd_events, "engines": cmd_engines,
+            "database": cmd_database}
 
 if __name__ == "__main__":
     sys.exit(main())

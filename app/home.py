@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.services.errors import ConfigError
 from app.services.platform.paths import default_home
 
 
@@ -36,8 +38,27 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
+class HomeTooOpen(ConfigError):
+    title = "Home not private"
+
+
 @dataclass(frozen=True)
 class Home:
+    """A node's home and every file in it (other modules ask here, never build names themselves).
+
+    settings.json        what the user set (``app.settings``)
+    state.db             jobs (SQLite; -wal and -shm beside it)
+    logs/node.log        the node's log (rotated: node.log.1 ...)
+    identity/            the node's certificate and private key
+    control_token        the local control API token (0600)
+    runtime.json         written by a running node: pid and bound addresses
+    node.lock            held by the running node
+    cluster/             trust.json (pinned peers), manual_peers.json, unpair_pending.json
+    rented.json          rented node declarations
+    rented_meter.json    the local cost meter of rented nodes
+    hf_endpoints.json    Hugging Face endpoints this node created
+    """
+
     root: Path
 
     @property
@@ -51,6 +72,10 @@ class Home:
     @property
     def logs_dir(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def log_file(self) -> Path:
+        return self.logs_dir / "node.log"
 
     @property
     def identity_dir(self) -> Path:
@@ -69,6 +94,34 @@ class Home:
     def lock_file(self) -> Path:
         return self.root / "node.lock"
 
+    @property
+    def cluster_dir(self) -> Path:
+        return self.root / "cluster"
+
+    @property
+    def trust_file(self) -> Path:
+        return self.cluster_dir / "trust.json"
+
+    @property
+    def manual_peers_file(self) -> Path:
+        return self.cluster_dir / "manual_peers.json"
+
+    @property
+    def unpair_pending_file(self) -> Path:
+        return self.cluster_dir / "unpair_pending.json"
+
+    @property
+    def rented_file(self) -> Path:
+        return self.root / "rented.json"
+
+    @property
+    def rented_meter_file(self) -> Path:
+        return self.root / "rented_meter.json"
+
+    @property
+    def hf_endpoints_file(self) -> Path:
+        return self.root / "hf_endpoints.json"
+
     def ensure(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.logs_dir.mkdir(exist_ok=True, mode=0o700)
@@ -81,3 +134,45 @@ class Home:
         token = secrets.token_urlsafe(32)
         write_private(path, token.encode())
         return token
+
+    def make_private(self) -> list[str]:
+        """At start: the home 0700 and every file in it owner-only (POSIX); returns what was repaired.
+
+        A home created 0755 by an older version, or a control token widened to 0644, is repaired
+        with a log line; what cannot be repaired (another owner) is refused, naming the file.
+        Windows: nothing to do here (a user's profile directory is private by its ACL)."""
+        if not posix_permissions():
+            return []
+        repaired: list[str] = []
+        for path, mode in self._private_paths():
+            try:
+                current = stat.S_IMODE(path.lstat().st_mode)
+            except FileNotFoundError:
+                continue
+            if path.is_symlink() or current & 0o077 == 0:
+                continue
+            try:
+                os.chmod(path, mode)
+            except OSError as exc:
+                raise HomeTooOpen(
+                    f"{path} can be read by other users (mode {current:o}) and could not be made private: "
+                    f"{exc.strerror or exc}; fix it with: chmod {mode:o} {path}") from exc
+            repaired.append(f"{path} {current:o} -> {mode:o}")
+        return repaired
+
+    def _private_paths(self) -> list[tuple[Path, int]]:
+        paths: list[tuple[Path, int]] = [(self.root, 0o700)]
+        for directory in (self.logs_dir, self.identity_dir, self.cluster_dir):
+            paths.append((directory, 0o700))
+        for directory in (self.root, self.logs_dir, self.cluster_dir):
+            if directory.is_dir():
+                paths += [(p, 0o600) for p in sorted(directory.iterdir()) if p.is_file()]
+        if self.identity_dir.is_dir():
+            # The certificate is public by nature (0644 is fine); the private key is not.
+            paths += [(p, 0o600) for p in sorted(self.identity_dir.iterdir()) if p.is_file() and p.suffix == ".key"]
+        return paths
+
+
+def posix_permissions() -> bool:
+    """Do file modes mean anything here? Not on Windows (ACLs decide)."""
+    return os.name == "posix"

@@ -74,9 +74,12 @@ class _Gate(asyncio.Protocol):
         self.handler: RequestHandler | None = None
         self.handshaking = False
         self.admitted = False
-        self.early: list[bytes] = []
         self.last_data = self.loop.time()
         self.opened = self.last_data
+        # Bytes that arrive between the end of the TLS handshake and the moment start_tls returns
+        # (a client sends its request right after its Finished): kept for the handler, not lost.
+        self.early: list[bytes] = []
+        self.early_eof = False
 
     # -- asyncio.Protocol -------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -102,13 +105,13 @@ class _Gate(asyncio.Protocol):
         if self.handler is not None:
             self.handler.data_received(data)
         else:
-            # TLS can hand over the first request's bytes before _handshake resumes and sets the
-            # handler; dropping them would cut a request (seen with large relayed bodies).
             self.early.append(data)
 
     def eof_received(self) -> None:
         if self.handler is not None:
             self.handler.eof_received()
+        else:
+            self.early_eof = True
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.site.release(self)
@@ -144,11 +147,13 @@ class _Gate(asyncio.Protocol):
     def _serve(self, transport: asyncio.Transport) -> None:
         server = self.site.runner.server
         assert server is not None
-        self.handler = server()
-        self.handler.connection_made(transport)
+        handler = self.handler = server()
+        handler.connection_made(transport)
         early, self.early = self.early, []
         for data in early:
-            self.handler.data_received(data)
+            handler.data_received(data)
+        if self.early_eof:
+            handler.eof_received()
 
     # -- state the budget reads ---------------------------------------------------------------------------
     def idle(self) -> bool:

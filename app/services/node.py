@@ -67,6 +67,7 @@ class Node:
                  name: str | None = None, mdns: bool | None = None) -> None:
         self.home = home
         home.ensure()
+        self.repaired_permissions = home.make_private()  # or refuses, naming the file that is too open
         self.settings_store = SettingsStore(home.settings_file)
         self.settings: NodeSettings = self.settings_store.load()
         changed = False
@@ -122,7 +123,9 @@ class Node:
             raise NodeAlreadyRunning(f"a node is already running with home {self.home.root}")
 
     def _setup_logging(self) -> None:
-        handler = RotatingFileHandler(self.home.logs_dir / "node.log", maxBytes=2_000_000, backupCount=3)
+        if not self.home.log_file.exists():
+            os.close(os.open(self.home.log_file, os.O_CREAT | os.O_WRONLY, 0o600))  # owner-only from the start
+        handler = RotatingFileHandler(self.home.log_file, maxBytes=2_000_000, backupCount=3)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         handler.addFilter(RedactingFilter())
         root = logging.getLogger()
@@ -136,6 +139,8 @@ class Node:
         self._take_lock()
         self._setup_logging()
         self.open_files = raise_open_file_limit()
+        for repaired in self.repaired_permissions:
+            log.warning("made private (it was readable by other users): %s", repaired)
         interrupted = self.jobs.mark_interrupted(self.node_id, "the node stopped while this job was running")
         if interrupted:
             log.info("marked %d interrupted jobs as failed", interrupted)

@@ -29,9 +29,9 @@ HostFactory = Callable[..., PairingHost]
 async def host_for() -> AsyncIterator[HostFactory]:
     hosts: list[PairingHost] = []
 
-    def make(node: Node, **kwargs: float) -> PairingHost:
+    def make(node: Node, hello_timeout_s: float = 3.0) -> PairingHost:
         host = PairingHost(node.identity, node.trust, host="127.0.0.1", port=0, cluster_address="127.0.0.1:14330",
-                           **kwargs)  # type: ignore[arg-type]
+                           hello_timeout_s=hello_timeout_s)
         hosts.append(host)
         return host
 

@@ -35,9 +35,9 @@ log = logging.getLogger(__name__)
 class ClusterService:
     def __init__(self, node: Node) -> None:
         self.node = node
-        self.state_dir = node.home.root / "cluster"
+        self.state_dir = node.home.cluster_dir
         self.state_dir.mkdir(mode=0o700, exist_ok=True)
-        self.trust = TrustStore(self.state_dir / "trust.json")
+        self.trust = TrustStore(node.home.trust_file)
         self.contexts = TlsContexts(node.identity, self.trust)
         # Sent with every call to a peer; the port is filled in once the cluster port is bound.
         self.self_headers = {"X-Pairwise-Name": node.name[:200], "X-Pairwise-Cluster-Port": ""}

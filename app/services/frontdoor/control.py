@@ -34,6 +34,32 @@ async def json_body(request: web.Request) -> dict[str, Any]:
     return data
 
 
+def query_int(request: web.Request, name: str, default: int, *, low: int, high: int) -> int:
+    """A whole-number query parameter; anything else is refused (400) naming it."""
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"query parameter {name!r} must be a whole number from {low} to {high}, "
+                          f"not {raw[:40]!r}", title="Bad query parameter") from None
+    if not low <= value <= high:
+        raise ConfigError(f"query parameter {name!r} must be from {low} to {high}, not {value}",
+                          title="Bad query parameter")
+    return value
+
+
+def query_flag(request: web.Request, name: str) -> bool:
+    raw = request.query.get(name)
+    if raw is None or raw.lower() in ("0", "false", "no", ""):
+        return False
+    if raw.lower() in ("1", "true", "yes"):
+        return True
+    raise ConfigError(f"query parameter {name!r} must be true or false, not {raw[:40]!r}",
+                      title="Bad query parameter")
+
+
 def error_response(exc: PairwiseError) -> web.Response:
     return web.json_response({"error": exc.message, "title": exc.title, "kind": type(exc).__name__},
                              status=exc.status)
@@ -63,8 +89,8 @@ def add_control_routes(app: web.Application, node: Node) -> None:
         return web.json_response({"nodes": node.nodes()})
 
     async def jobs(request: web.Request) -> web.Response:
-        active = request.query.get("active") in ("1", "true")
-        limit = int(request.query.get("limit", "50"))
+        active = query_flag(request, "active")
+        limit = query_int(request, "limit", 50, low=1, high=10_000)
         rows = node.jobs.list(active_only=active, limit=limit)
         return web.json_response({"jobs": [j.to_json() for j in rows]})
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from app.services.hf.hooks import HfHooks
 from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
-from app.services.hf.records import FILE_NAME, EndpointRecords
+from app.services.hf.records import EndpointRecords
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.routes import hf_rented_routes, hf_routes
 from app.services.hf.service import HfService
@@ -43,7 +43,7 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
     node.extra_control_routes.extend(hf_routes(service))
     manager, ops = node.rented, None
     if manager is not None:
-        records = EndpointRecords(node.home.root / FILE_NAME)
+        records = EndpointRecords(node.home.hf_endpoints_file)
         lifecycle = HfLifecycle(service, manager, records, node.bus)
         hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)

@@ -17,7 +17,6 @@ from app.home import write_private
 from app.services.hf.models import EndpointInfo
 
 log = logging.getLogger(__name__)
-FILE_NAME = "hf_endpoints.json"
 
 
 @dataclass

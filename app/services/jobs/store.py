@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 
+from app.services.errors import ConfigError
 from app.services.jobs.records import ACTIVE_STATES, Workload
 
 _SCHEMA = """
@@ -43,12 +45,43 @@ _UPSERT = (
 FLUSH_DELAY_S = 0.05
 
 
+SET_ASIDE_COMMAND = "pairwise database set-aside"
+
+
+class DatabaseDamaged(ConfigError):
+    title = "Database damaged"
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged database (and its -wal/-shm) aside, keeping it; returns where it went.
+    The node then starts with a fresh, empty job history."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.replace(target.with_name(target.name + suffix))
+    return target
+
+
 class JobStore:
     def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        if not path.exists():
+            # Owner-only from the start (SQLite gives its -wal and -shm files the same mode).
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            # A page-level check at start: damage found now is one clear line, not a traceback later.
+            problem = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if problem != "ok":
+                raise sqlite3.DatabaseError(problem)
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseDamaged(
+                f"the job database {path} is damaged ({exc}); move it aside (it is kept) and start a fresh "
+                f"one with: {SET_ASIDE_COMMAND}") from exc
         self._lock = threading.Lock()
         # Write-behind: changes made while serving a request are written together right after
         # the current loop step (never on the way to the caller's first byte). Any read

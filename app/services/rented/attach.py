@@ -22,14 +22,13 @@ if TYPE_CHECKING:
     from app.services.backends.base import Upstream
     from app.services.node import Node
 
-METER_FILE = "rented_meter.json"
 
 
 def attach_rented(node: Node) -> RentedManager:
     manager = RentedManager(
         store=RentedStore.of(node.home), secrets=node.secrets, registry=node.registry, bus=node.bus,
         sponsor_name=node.name, sponsor_id=node.node_id, extra_ca=node.extra_ca,
-        meter=CostMeter(node.home.root / METER_FILE), jobs=node.jobs, replicators=node.tracker.replicators,
+        meter=CostMeter(node.home.rented_meter_file), jobs=node.jobs, replicators=node.tracker.replicators,
     )
     node.start_hooks.append(manager.start)
     node.stop_first.append(("rented: pause on sponsor exit", manager.on_sponsor_exit))

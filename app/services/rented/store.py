@@ -13,11 +13,9 @@ from app.home import Home, write_private
 from app.services.errors import ConfigError
 from app.services.rented.decl import RentedDecl, validate_decl
 
-FILE_NAME = "rented.json"
-
 
 def rented_file(home: Home) -> Path:
-    return home.root / FILE_NAME
+    return home.rented_file
 
 
 class RentedStore:
