@@ -10,6 +10,7 @@ from pathlib import Path
 
 from app.services.errors import ConfigError
 from app.services.platform.paths import default_home
+from app.services.platform.permissions import modes_apply
 
 
 def resolve_home(explicit: str | None) -> Path:
@@ -141,7 +142,7 @@ class Home:
         A home created 0755 by an older version, or a control token widened to 0644, is repaired
         with a log line; what cannot be repaired (another owner) is refused, naming the file.
         Windows: nothing to do here (a user's profile directory is private by its ACL)."""
-        if not posix_permissions():
+        if not modes_apply():
             return []
         repaired: list[str] = []
         for path, mode in self._private_paths():
@@ -171,8 +172,3 @@ class Home:
             # The certificate is public by nature (0644 is fine); the private key is not.
             paths += [(p, 0o600) for p in sorted(self.identity_dir.iterdir()) if p.is_file() and p.suffix == ".key"]
         return paths
-
-
-def posix_permissions() -> bool:
-    """Do file modes mean anything here? Not on Windows (ACLs decide)."""
-    return os.name == "posix"

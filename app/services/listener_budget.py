@@ -14,7 +14,7 @@ to accept its local callers ("Too many open files"). So each listener gets a bud
   headers in time, and ``body_stall_s`` closes one whose request body stops arriving.
 
 Budgets are sized from the soft limit on open files (raised to the hard limit at start,
-``app.services.openfiles``) so their sum stays well below it.
+``app.services.platform.openfiles``) so their sum stays well below it.
 
 ``BudgetedSite`` replaces aiohttp's ``TCPSite``: it accepts plain TCP, applies the budget with the
 caller's address known, then upgrades to TLS itself (``loop.start_tls``) with a handshake deadline,

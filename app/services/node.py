@@ -28,10 +28,10 @@ from app.services.inference import InferenceService
 from app.services.jobs.store import JobStore
 from app.services.jobs.tracker import JobTracker
 from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, frontdoor_budget
-from app.services.openfiles import open_file_limit, raise_open_file_limit
 from app.services.outbound import ca_files
 from app.services.platform.hardware import hardware_summary, os_description
 from app.services.platform.lock import InstanceLock
+from app.services.platform.openfiles import open_file_limit, raise_open_file_limit
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import RedactingFilter, SecretStore
 from app.settings import NodeSettings, SettingsStore, parse_host_port

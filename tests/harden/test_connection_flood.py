@@ -20,7 +20,7 @@ import httpx
 import openai
 import pytest
 
-from app.services.openfiles import raise_open_file_limit
+from app.services.platform.openfiles import raise_open_file_limit
 from tests.support.procs import NodeProc, TinyProc, wait_until
 
 FLOOD = 1100

@@ -26,7 +26,7 @@ from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, pin_check_middle
 from app.services.cluster.trust import PeerPin
 from app.services.errors import ConfigError
 from app.services.listener_budget import BudgetedSite, cluster_budget
-from app.services.openfiles import open_file_limit
+from app.services.platform.openfiles import open_file_limit
 from app.settings import parse_host_port
 
 log = logging.getLogger(__name__)
