@@ -183,6 +183,7 @@ class BudgetedSite(web.BaseSite):
         self.connections: dict[_Gate, None] = {}  # admitted, oldest first
         self.per_address: Counter[str] = Counter()
         self.handshakes: Counter[str] = Counter()
+        self.seen = 0  # connections accepted from the OS, admitted or not
         self.refused = 0
         self.evicted = 0
         self.tasks: set[asyncio.Future[Any]] = set()
@@ -215,6 +216,7 @@ class BudgetedSite(web.BaseSite):
     # -- the budget ---------------------------------------------------------------------------------------
     def admit(self, gate: _Gate) -> bool:
         budget, address = self.budget, gate.address
+        self.seen += 1
         if len(self.connections) >= budget.total and budget.evict_idle:
             oldest_idle = next((g for g in self.connections if g.idle()), None)
             if oldest_idle is not None:
@@ -269,5 +271,5 @@ class BudgetedSite(web.BaseSite):
                 gate.close()
 
     def stats(self) -> dict[str, int]:
-        return {"open": len(self.connections), "handshaking": sum(self.handshakes.values()),
+        return {"seen": self.seen, "open": len(self.connections), "handshaking": sum(self.handshakes.values()),
                 "refused": self.refused, "evicted": self.evicted}

@@ -44,7 +44,35 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+HEADLESS_HINT = ("no OS credential store is available (on Linux: no Secret Service on the session bus). "
+                 "On a headless machine run Pairwise inside a user session with one, e.g. "
+                 "dbus-run-session -- sh -c 'gnome-keyring-daemon --unlock --components=secrets </dev/null; "
+                 "pairwise serve' (README: 'Headless machines'); macOS uses the login Keychain, Windows the "
+                 "Credential Manager")
+
+
+class NoCredentialStore(CredentialError):
+    title = "No credential store"
+
+
+_warned_missing = False
+
+
+def _missing_store(key: str) -> None:
+    global _warned_missing
+    if not _warned_missing:
+        _warned_missing = True
+        logging.getLogger(__name__).warning("credentials unavailable (first asked for %s): %s", key, HEADLESS_HINT)
+
+
 class SecretStore:
+    """The node's credentials in the OS keyring.
+
+    Without any credential store (a headless Linux machine without a Secret Service), reading and
+    deleting answer "nothing stored" (nothing can have been stored through no store), so commands
+    that need no credential work; storing, or requiring, a credential fails with one line naming
+    what is missing and how to provide it."""
+
     def __init__(self, namespace: str) -> None:
         self.service = f"pairwise:{namespace}"
 
@@ -53,6 +81,8 @@ class SecretStore:
             raise CredentialError(f"refused to store an empty credential for {key}")
         try:
             keyring.set_password(self.service, key, value)
+        except keyring.errors.NoKeyringError as exc:
+            raise NoCredentialStore(f"cannot keep the credential for {key}: {HEADLESS_HINT}") from exc
         except keyring.errors.KeyringError as exc:
             raise CredentialError(f"the OS keyring refused to store the credential for {key}: {exc}") from exc
         _remember(value)
@@ -60,6 +90,9 @@ class SecretStore:
     def get(self, key: str) -> str | None:
         try:
             value = keyring.get_password(self.service, key)
+        except keyring.errors.NoKeyringError:
+            _missing_store(key)
+            return None
         except keyring.errors.KeyringError as exc:
             raise CredentialError(f"the OS keyring could not be read for {key}: {exc}") from exc
         if value:
@@ -69,13 +102,22 @@ class SecretStore:
     def require(self, key: str) -> str:
         value = self.get(key)
         if not value:
+            if not store_available():
+                raise NoCredentialStore(f"the credential for {key} is needed, but {HEADLESS_HINT}")
             raise CredentialError(f"no credential for {key} in the OS keyring")
         return value
 
     def delete(self, key: str) -> None:
         try:
             keyring.delete_password(self.service, key)
-        except keyring.errors.PasswordDeleteError:
+        except (keyring.errors.PasswordDeleteError, keyring.errors.NoKeyringError):
             pass
         except keyring.errors.KeyringError as exc:
             raise CredentialError(f"the OS keyring could not delete the credential for {key}: {exc}") from exc
+
+
+def store_available() -> bool:
+    """Is there an OS credential store at all (not the keyring package's "fail" stand-in)?"""
+    from keyring.backends import fail
+
+    return not isinstance(keyring.get_keyring(), fail.Keyring)

@@ -14,6 +14,7 @@ from tests.support.procs import wait_until
 
 JOB_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 ROUTER_MODEL = "openai/gpt-oss-20b"
+JOB_TIMEOUT_S = 10 * 24 * 3600
 
 
 def served(node: Any, model: str) -> Any:
@@ -25,7 +26,10 @@ def test_job_exposed_port_as_a_rented_node(sim_factory: Any, node_factory: Any) 
     sim: SimulatorThread = sim_factory(minute_s=0.2)
     with hf_http(sim) as http:
         job = http.post("/api/jobs/demo-user", json={
-            "flavor": "l4x1", "dockerImage": "vllm/vllm-openai", "timeoutSeconds": 36000,  # 2 min at 0.2 s a minute
+            # Its timeout must outlast the test on a busy machine: the simulator scales HF seconds to its
+            # minute, and 36,000 s (600 min) was 2 real minutes at 0.2 s a minute, after which the job
+            # ended in ERROR and its port answered "Job is error". Ten days here are 48 real minutes.
+            "flavor": "l4x1", "dockerImage": "vllm/vllm-openai", "timeoutSeconds": JOB_TIMEOUT_S,
             "command": ["vllm", "serve", JOB_MODEL, "--port", "8000"], "expose": {"ports": [8000]},
         }).json()
         url = wait_until(lambda: (http.get(f"/api/jobs/demo-user/{job['id']}").json()["status"]

@@ -109,9 +109,10 @@ class EngineManager:
         decl = self.settings.engine(name)
         if decl is None:
             raise NotFound(f"no engine named {name!r}")
+        if decl.has_credential:  # an engine without a token never touches the keyring
+            self.secrets.delete(engine_secret_key(name))  # first: a keyring failure loses nothing
         self.settings.engines.remove(decl)
         self.store.save(self.settings)
-        self.secrets.delete(engine_secret_key(name))
         upstream = self.upstreams.pop(name, None)
         if upstream:
             self.registry.remove(upstream.key)

@@ -254,7 +254,8 @@ class RentedManager:
         self.nodes.pop(name)
         self.registry.remove(node.key)
         await node.aclose()
-        self.secrets.delete(secret_key(name))
+        if node.decl.has_credential:  # a node without a token never touches the keyring
+            self.secrets.delete(secret_key(name))
         self.meter.forget(name)
         self._save()
         self.changed(f"rented node {name} detached")
