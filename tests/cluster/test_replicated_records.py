@@ -50,13 +50,18 @@ def test_a_peers_records_are_checked_and_cleaned(node_factory: type[NodeProc]) -
         record(beta, id="badtokens", prompt_tokens="many"),
         record(beta, id="negative", cost_usd=-5),
         record(beta, id="longname", model="x" * 100_000),
+        record(beta, id="structured", requester={"node_id": "n", "node_name": f"beta{escape}", "key": "ci",
+                                                 "app": None, "authenticated": True}),
+        record(beta, id="nested", requester={"node_name": {"deep": ["x"]}}),
     ]))
-    assert answer == {"stored": 2, "ignored": 3}
+    assert answer == {"stored": 3, "ignored": 4}
     by_id = {j["id"]: j for j in jobs(alpha)}
-    assert set(by_id) == {"escapes", "longname"}
+    assert set(by_id) == {"escapes", "longname", "structured"}
+    assert "\x1b" not in json.dumps(by_id["structured"]) and "beta" in json.dumps(by_id["structured"])
     kept = by_id["escapes"]
     assert kept["model"] == "llama" and "\x1b" not in json.dumps(kept)
-    assert "\r" not in kept["requester"] and "\n" not in kept["requester"]
+    requester = json.dumps(kept["requester"])
+    assert "forged line" in requester and "\\r" not in requester and "\\n" not in requester
     for leaked in ("10.1.2.3", "11434", "hf_abcdefghijklmnop1234", "gpu-box.lan", "8080", "http://"):
         assert leaked not in kept["error"], kept["error"]
     assert len(by_id["longname"]["model"]) <= 200

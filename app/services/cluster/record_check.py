@@ -64,7 +64,10 @@ def _field(name: str, declared: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise RecordRefused(f"{name} must be text, not {type(value).__name__}")
         return _text(name, value)
-    # A structured field (declared as a class or a mapping): a flat object of plain values.
+    # A structured field (declared as a class, such as the requester): a flat object of plain
+    # values, or the plain text older nodes sent in its place.
+    if isinstance(value, str):
+        return _text(name, value)
     if not isinstance(value, dict) or len(value) > MAX_NESTED:
         raise RecordRefused(f"{name} must be an object of at most {MAX_NESTED} plain values")
     return {printable(k, TEXT_LIMIT): _scalar(f"{name}.{k}", v) for k, v in value.items()}
