@@ -135,8 +135,8 @@ def test_cli_and_events_show_the_void_and_where_from(node_factory: type[NodeProc
         line = wait_until(lambda: "void" in (s := inviter.cli("pair", "status").stdout) and s, timeout=30,
                           what="the invite to be void")
         assert "voided by wrong PINs from 127.0.0.1" in line and "pairwise pair invite" in line
-        ended = wait_until(lambda: [e for e in seen if e.get("kind") == "pair_invite_ended"], timeout=30,
-                           what="the pair_invite_ended event")
+        ended = wait_until(lambda: [e for e in seen if e.get("kind") == "pair_invite_voided"], timeout=30,
+                           what="the pair_invite_voided event")
         assert ended[0]["state"] == "void" and ended[0]["voided_by"] == ["127.0.0.1"]
     finally:
         stop_process(events)

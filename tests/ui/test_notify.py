@@ -82,7 +82,8 @@ async def test_each_event_raises_its_notification(make_app: Any) -> None:
     assert app.sent.titles() == [title for _e, title in EVENTS] + ["Something to know"]
     failed = app.sent[4]
     assert failed.message == "CUDA out of memory" and failed.level == "error"
-    assert [n.title for n in app.notifier.attention] == ["gpu paused: budget reached", "gpu failed"]
+    assert [n.title for n in app.notifier.attention] == ["gpu paused: budget reached", "gpu failed",
+                                                         "Pairing invite voided"]
     app.node.bus.publish(prompt("gpu"))
     app.node.bus.publish(prompt("gpu"))
     await until(lambda: len(app.sent) == len(EVENTS) + 2, what="the off-LAN summary")
