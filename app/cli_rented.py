@@ -14,6 +14,7 @@ from typing import Any
 from app.cli_common import home_of, on_off, print_json, read_token_stdin, table
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
+from app.services.keys.peer_limits import parse_peer_values
 from app.services.rented.decl import POLICIES, PROVIDERS, declarations_from
 
 ON_OFF = ["on", "off"]
@@ -126,25 +127,8 @@ def set_changes(args: argparse.Namespace) -> dict[str, Any]:
     for flag, key, kind in (("peer_usd_per_day", "requesters.usd_per_day", float),
                             ("peer_requests_per_min", "requesters.requests_per_min", int)):
         if getattr(args, flag):
-            changes[key] = peer_values(getattr(args, flag), kind, "--" + flag.replace("_", "-"))
+            changes[key] = parse_peer_values(getattr(args, flag), kind, "--" + flag.replace("_", "-"))
     return changes
-
-
-def peer_values(given: list[str], kind: type, flag: str) -> dict[str, Any]:
-    """``["laptop-b=2", "*=5", "old=off"]`` -> ``{"laptop-b": 2.0, "*": 5.0, "old": None}`` (None removes)."""
-    out: dict[str, Any] = {}
-    for item in given:
-        peer, sep, value = item.partition("=")
-        if not sep or not peer.strip():
-            raise ConfigError(f"{flag} takes PEER=VALUE (PEER a node name or id, or '*'), not {item!r}")
-        if value.strip().lower() in ("off", "none", ""):
-            out[peer.strip()] = None
-            continue
-        try:
-            out[peer.strip()] = kind(value)
-        except ValueError as exc:
-            raise ConfigError(f"{flag} {item!r}: {value!r} is not a {'whole ' if kind is int else ''}number") from exc
-    return out
 
 
 def read_declarations(path: str) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from app.services.hf.jobs_ops import HfJobs
     from app.services.hf.rented_ops import HfRented
     from app.services.hf.service import HfService
+    from app.services.keys.service import RequesterService
     from app.services.node import Node
     from app.services.rented.manager import RentedManager
     from app.services.rented.upstream import RentedUpstream
@@ -178,6 +179,44 @@ class NodeFacade:
 
     async def rented_delete(self, name: str) -> None:
         await self._ops().delete(name)
+
+    # -- requesters: keys, the LAN door, spend by requester ---------------------------------------------------
+
+    def _requesters(self) -> RequesterService:
+        service = self.node.requesters
+        if service is None:
+            raise FeatureMissing("this node has no keys or LAN door attached")
+        return service
+
+    def requesters_summary(self) -> dict[str, Any] | None:
+        """``{"lan_on", "keys", "text": "LAN access on · 2 keys"}``, or None without the feature."""
+        service = self.node.requesters
+        return service.summary() if service is not None else None
+
+    def keys(self) -> list[dict[str, Any]]:
+        service = self.node.requesters
+        return service.list_keys() if service is not None else []
+
+    async def key_create(self, name: str, *, models: list[str] | None = None, off_lan: str = "allow",
+                         usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
+        """The new key's record with ``key``: the only time the key itself is seen."""
+        return self._requesters().create_key(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
+                                             requests_per_min=requests_per_min)
+
+    async def key_revoke(self, name: str) -> dict[str, Any]:
+        return self._requesters().revoke_key(name)
+
+    def lan_status(self) -> dict[str, Any] | None:
+        service = self.node.requesters
+        return service.lan_status() if service is not None else None
+
+    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+        return await self._requesters().set_lan(listen)
+
+    def rented_today(self, name: str) -> list[dict[str, Any]]:
+        """Spend today on one of this node's rented nodes, by requesting node."""
+        service = self.node.requesters
+        return service.today(name) if service is not None else []
 
     # -- settings, engines, cluster --------------------------------------------------------------------------
 

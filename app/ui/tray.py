@@ -84,8 +84,10 @@ class TrayController(QObject):
     def model(self) -> list[MenuItem]:
         rented, active = self._snapshot()
         attention = attention_reasons(rented) + [n.title for n in self.notifier.attention]
+        summary = self.facade.requesters_summary()
         return menu_model(name=self.facade.name, nodes=self.facade.nodes(), rented=rented, active_jobs=active,
-                          attention=attention)
+                          attention=attention,
+                          requesters=summary["text"] if summary and (summary["lan_on"] or summary["keys"]) else None)
 
     def rebuild(self) -> None:
         if self.frozen:

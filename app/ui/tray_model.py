@@ -106,9 +106,11 @@ def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
 
 
 def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str, Any]], active_jobs: int,
-               attention: list[str]) -> list[MenuItem]:
+               attention: list[str], requesters: str | None = None) -> list[MenuItem]:
     status = f"serving {active_jobs} request{'s' if active_jobs != 1 else ''}" if active_jobs else "idle"
     items = [MenuItem(f"Pairwise — {name} · {status}", enabled=False)]
+    if requesters:  # "LAN access on · 2 keys": opens Settings, where both are managed
+        items.append(MenuItem(requesters, action="open"))
     for reason in attention:
         items.append(MenuItem(f"⚠ {reason}", action="open"))
     items.append(MenuItem(SEPARATOR))

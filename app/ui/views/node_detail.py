@@ -1,6 +1,6 @@
 """One node in detail. A rented node shows its state and Hugging Face's own message, session,
-day and month cost, its budget and idle settings (editable), and Pause, Resume and Delete; a
-LAN node shows its machine, engines and models."""
+day and month cost (today's split by requester), its budget, idle and per-peer limits (editable),
+and Pause, Resume and Delete; a LAN node shows its machine, engines and models."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.services.errors import PairwiseError
+from app.services.keys.limits import today_text
+from app.services.keys.peer_limits import parse_peer_values, peer_text, replacing, split_items
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
@@ -91,6 +95,14 @@ class NodeDetail(QWidget):
         form.addRow("Pause after", self.idle_min)
         form.addRow(self.wake)
         form.addRow(self.pause_on_exit)
+        self.peer_usd = QLineEdit()
+        self.peer_usd.setObjectName("peerUsdPerDay")
+        self.peer_usd.setPlaceholderText("laptop-b=2, *=5  (peer name or id; * for the rest)")
+        self.peer_rate = QLineEdit()
+        self.peer_rate.setObjectName("peerRequestsPerMin")
+        self.peer_rate.setPlaceholderText("*=30")
+        form.addRow("Per-peer $/day", self.peer_usd)
+        form.addRow("Per-peer requests/min", self.peer_rate)
         self.apply_button = QPushButton("Apply")
         self.apply_button.clicked.connect(self.apply_settings)
         form.addRow(self.apply_button)
@@ -187,6 +199,7 @@ class NodeDetail(QWidget):
         cost = row.get("cost") or {}
         self._fact("Cost this session", fmt.money(cost.get("session_usd")))
         self._fact("Cost today", fmt.money(cost.get("day_usd")))
+        self._fact("By requester", today_text(self.facade.rented_today(str(row.get("name")))))
         self._fact("Cost this month", fmt.money(cost.get("month_usd")))
         if row.get("endpoint"):
             self._fact("Endpoint", row["endpoint"])
@@ -200,6 +213,9 @@ class NodeDetail(QWidget):
         self.idle_min.setValue(idle or 0)
         self.wake.setChecked(bool(life.get("wake_on_request")))
         self.pause_on_exit.setChecked(bool(life.get("pause_on_sponsor_exit", True)))
+        limits = row.get("requesters") or {}
+        self.peer_usd.setText(peer_text(limits.get("usd_per_day") or {}))
+        self.peer_rate.setText(peer_text(limits.get("requests_per_min") or {}))
         managed = bool(life.get("managed"))
         hf_state = row.get("hf_state")
         self.pause_button.setEnabled(managed and hf_state in PAUSABLE_HF_STATES)
@@ -260,9 +276,21 @@ class NodeDetail(QWidget):
     def apply_settings(self) -> None:
         if not self.name:
             return
+        limits = self.row.get("requesters") or {}
+        try:
+            per_peer = {
+                "requesters.usd_per_day": replacing(limits.get("usd_per_day") or {}, parse_peer_values(
+                    split_items(self.peer_usd.text()), float, "Per-peer $/day")),
+                "requesters.requests_per_min": replacing(limits.get("requests_per_min") or {}, parse_peer_values(
+                    split_items(self.peer_rate.text()), int, "Per-peer requests/min")),
+            }
+        except PairwiseError as exc:
+            self._failed(exc.title, exc.message)
+            return
         changes: dict[str, Any] = {
             "budget.usd_per_day": self.day_cap.value() or None,
             "budget.usd_per_month": self.month_cap.value() or None,
+            **per_peer,
         }
         if (self.row.get("lifecycle") or {}).get("managed"):
             changes.update({"lifecycle.idle_pause_min": self.idle_min.value() or None,

@@ -1,4 +1,4 @@
-"""Settings: pairing and peers, engines, the off-LAN policy, the Hugging Face account."""
+"""Settings: pairing and peers, engines, the off-LAN policy, keys and LAN access, the Hugging Face account."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.ui.aio import Tasks
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
+from app.ui.views.keys import KeysBox
 from app.ui.views.login_item import LoginItemBox, autostart_for
 from app.ui.views.pairing import InviteDialog, JoinDialog
 
@@ -95,6 +96,8 @@ class SettingsView(QScrollArea):
         o.addWidget(self.allow)
         o.addWidget(self.deny)
         layout.addWidget(off_lan)
+        self.keys_box = KeysBox(facade, tasks)
+        layout.addWidget(self.keys_box)
 
         hf = QGroupBox("Hugging Face account")
         h = QFormLayout(hf)
@@ -133,6 +136,7 @@ class SettingsView(QScrollArea):
         self.allow.blockSignals(True)
         (self.allow if self.facade.off_lan_policy() == "allow" else self.deny).setChecked(True)
         self.allow.blockSignals(False)
+        self.keys_box.refresh()
         self.tasks.spawn(self._hf_refresh(), name="hf status", on_error=lambda t, m: self.hf_status.setText(f"{t}: {m}"))
 
     async def _hf_refresh(self) -> None:
