@@ -84,7 +84,7 @@ def test_per_peer_caps_and_rates_on_the_sponsors_rented_node(node_factory: Any, 
     on_a = wait_until(lambda: (j := job_on(a, refused_id)) and j["state"] == "refused" and j, what="refused on A")
     assert on_a["requester"]["node_name"] == "B"
     assert refused(b, "rented-model", key).status_code == 429
-    notices = wait_until(lambda: [e for e in events.of("notice") if "B reached its $0.01/day on gpu" in e["title"]],
+    notices = wait_until(lambda: [e for e in events.of("requester_limited") if "B reached its $0.01/day on gpu" in e["title"]],
                          what="the sponsor's notice")
     assert len(notices) == 1, "one notice, not one per refusal"
     events.close()
