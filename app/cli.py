@@ -120,6 +120,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"Pairwise node {node.name} serving on http://{node.frontdoor_address}", flush=True)
         if node.requesters is not None and node.requesters.lan.on:
             print(f"LAN door on https://{node.requesters.lan.address} (keys required)", flush=True)
+        elif node.requesters is not None and node.requesters.lan.error:
+            print(f"warning: {node.requesters.lan.error}", file=sys.stderr, flush=True)
         await stop.wait()
         print("stopping...", flush=True)
         await node.stop()

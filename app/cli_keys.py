@@ -124,5 +124,5 @@ def run_lan(args: argparse.Namespace) -> int:
         print(f"LAN access on at {status['url']} · {status['keys']} keys · pin the node certificate "
               f"(pairwise lan cert), SHA-256 {status['fingerprint']}")
     else:
-        print(f"LAN access off · {status['keys']} keys")
+        print(f"LAN access off · {status['keys']} keys" + (f" ({status['error']})" if status.get("error") else ""))
     return 0

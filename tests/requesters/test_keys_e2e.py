@@ -157,3 +157,17 @@ def test_the_lan_door_is_https_with_the_node_certificate_and_needs_a_key(lab: No
     with pytest.raises(httpx.ConnectError):
         raw.get(f"{url}/api/tags")
     assert files_containing(lab.home, key.encode()) == []
+
+
+def test_a_busy_lan_address_keeps_the_node_serving_and_says_why(node_factory: Any) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.2", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        node = node_factory("busy", "--lan-listen", f"127.0.0.2:{port}").start()
+        status = node.cli_json("lan", "status")
+        assert status["on"] is False and "could not listen on 127.0.0.2:" in status["error"]
+        assert httpx.get(f"{node.url}/api/version", timeout=10).status_code == 200
+        assert "could not listen" in node.cli("lan", "status").stdout

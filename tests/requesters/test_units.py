@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.services.errors import ConfigError, RequesterLimitError
-from app.services.events import EventBus, RequesterLimited
+from app.services.events import EventBus, RequesterLimited, WorkloadUpdated
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester, local_app, relayed_requester, with_key
 from app.services.keys.auth import FailedAttempts
@@ -175,3 +175,23 @@ def test_requesters_read_every_stored_form() -> None:
     assert forged.authenticated is False, "authenticated only with a key name"
     relayed = relayed_requester(PEER, "b", {"X-Pairwise-Requester-Key": "ci", "X-Pairwise-Requester": "x" * 999})
     assert relayed.key == "ci" and relayed.authenticated and len(relayed.app or "") == 200
+
+
+async def test_a_keys_daily_cap_counts_its_spend_on_any_rented_node_and_only_this_nodes_records(
+        tmp_path: Path) -> None:
+    clock, bus = Clock(), EventBus()
+    keys = KeyStore(tmp_path / "keys.json")
+    keys.create("ci", usd_per_day=1)
+    limits = RequesterLimits(ME, "sponsor", keys, bus, clock=clock)
+    ci = SimpleNamespace(requester=with_key(ME, "sponsor", "ci"))
+    peer_gpu = SimpleNamespace(kind="rented")  # a peer's rented node, reached through its sponsor
+    limits.gate(peer_gpu, ci)
+    # The peer's own copy of a record (replicated) never moves spend here; our own record does.
+    forged = _finished(Requester(PEER, "laptop-b"), 50.0, clock.now)
+    bus.publish(WorkloadUpdated(job=forged.to_json(), source=PEER))
+    assert limits.today("l40s") == []
+    spent = _finished(ci.requester, 1.25, clock.now, rented="their-gpu")
+    bus.publish(WorkloadUpdated(job=spent.to_json()))
+    with pytest.raises(RequesterLimitError, match=r"key ci reached its \$1/day on rented nodes \(spent \$1.25"):
+        limits.gate(peer_gpu, ci)
+    limits.gate(SimpleNamespace(kind="engine"), ci)  # LAN capacity is never limited

@@ -111,6 +111,7 @@ class LanDoor:
         self.address = ""
         self._runner: web.AppRunner | None = None
         self._site: BudgetedSite | None = None
+        self.error: str | None = None  # why the door is not open although it should be
 
     @property
     def on(self) -> bool:
@@ -141,12 +142,12 @@ class LanDoor:
             raise ConfigError(f"the LAN door could not listen on {listen}: {exc.strerror or exc}") from exc
         bound = site.bound or (host, port)
         self.address = f"{bound[0]}:{bound[1]}"
-        self._runner, self._site = runner, site
+        self._runner, self._site, self.error = runner, site, None
         self.node.listener_sites.append(site)
         log.info("LAN door open on https://%s (keys required)", self.address)
 
     async def stop(self) -> None:
-        runner, self._runner, self.address = self._runner, None, ""
+        runner, self._runner, self.address, self.error = self._runner, None, "", None
         if self._site in self.node.listener_sites:
             self.node.listener_sites.remove(self._site)
         self._site = None
@@ -157,4 +158,4 @@ class LanDoor:
     def status(self) -> dict[str, Any]:
         return {"on": self.on, "listen": self.node.settings.lan_listen, "address": self.address,
                 "url": f"https://{self.address}" if self.address else None, "scheme": "https",
-                "fingerprint": self.node.identity.fingerprint, "keys": self.keys.count_active()}
+                "fingerprint": self.node.identity.fingerprint, "keys": self.keys.count_active(), "error": self.error}

@@ -132,6 +132,8 @@ class RequesterLimits:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, WorkloadFinished | WorkloadUpdated):
+            if isinstance(event, WorkloadUpdated) and event.source not in (None, self.node_id):
+                return  # a peer's copy of a record: spend here is what this node's meter says, never a peer
             record = event.job
             if record.get("cost_usd"):
                 try:

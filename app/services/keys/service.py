@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from app.services.errors import ConfigError
 from app.services.events import RequestersChanged
 from app.services.keys.lan import LanDoor
 from app.services.keys.limits import RequesterLimits
@@ -36,7 +37,14 @@ class RequesterService:
     async def start(self) -> None:
         self.limits.load(self.node.jobs)
         if self.node.settings.lan_listen:
-            await self.lan.start(self.node.settings.lan_listen)
+            try:
+                await self.lan.start(self.node.settings.lan_listen)
+            except ConfigError as exc:
+                # The node still serves this machine and the cluster; the door's trouble is said aloud.
+                self.lan.error = exc.message
+                log.warning("%s", exc.message)
+                self._changed(exc.message)
+                return
             self._changed("LAN door opened")
 
     async def stop(self) -> None:

@@ -138,7 +138,8 @@ class KeysBox(QGroupBox):
             self.lan_status.setText(f"On at {status['url']}. Clients pin this node's certificate "
                                     f"('pairwise lan cert'), SHA-256 {status['fingerprint']}.")
         else:
-            self.lan_status.setText("Off: only apps on this machine can use Pairwise.")
+            self.lan_status.setText(f"Off: {status['error']}" if status.get("error")
+                                    else "Off: only apps on this machine can use Pairwise.")
         self.keys.clear()
         for row in self.facade.keys():
             self.keys.addItem(key_line(row))
