@@ -14,7 +14,7 @@ from typing import Any
 
 from app.cli_common import home_of, on_off, print_json
 from app.control_client import ControlClient
-from app.services.errors import PairwiseError
+from app.services.errors import ConfigError, PairwiseError
 
 TIMEOUT_S = 120.0
 
@@ -35,7 +35,15 @@ def add_commands(rsub: Any) -> None:
     extend.set_defaults(handler=cmd_extend)
 
 
+# `rented create` flags that mean something for an endpoint only.
+ENDPOINT_ONLY = ("region", "vendor", "endpoint_name", "task", "revision", "scale_to_zero_min", "wake_on_request")
+
+
 def job_params(args: argparse.Namespace) -> dict[str, Any]:
+    given = ["--" + f.replace("_", "-") for f in ENDPOINT_ONLY if getattr(args, f, None) is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} apply to endpoints only; a batch window takes --gpu FLAVOR, --window, "
+                          "--engine, --idle-stop-min and the budget flags")
     params: dict[str, Any] = {"name": args.name, "model": args.model, "window": args.window}
     for key in ("gpu", "engine", "namespace", "use", "cold_start_s"):
         if getattr(args, key, None) is not None:

@@ -101,6 +101,10 @@ def test_a_window_the_cap_cannot_pay_for_is_refused(sim_factory: Any, node_facto
     missing = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu",
                           "l4x1", "--yes", check=False)
     assert missing.returncode != 0 and "--window is required" in missing.stderr
+    endpointish = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu",
+                              "l4x1", "--window", "1h", "--region", "us-east-1", "--yes", check=False)
+    assert endpointish.returncode != 0 and "--region apply to endpoints only" in endpointish.stderr
+    assert sim.control("GET", "/_sim/ledger")["jobs"] == {}
 
 
 def test_public_ports_are_refused_by_the_test_simulator(sim_factory: Any) -> None:
