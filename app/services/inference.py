@@ -192,16 +192,20 @@ class InferenceService:
                     raise
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
                                            target, stream, started_ns, headers)
-        if limited and len(limited) == len(failures):
-            return self._refuse_limited(api, job, limited, headers)
+        if limited:  # the caller's own limit is what stands in the way: say so (429), with the rest
+            return self._refuse_limited(api, job, limited, [f for f in failures if f not in
+                                                            {exc.message for exc in limited}], headers)
         message = f"every node that serves '{requested}' failed: " + "; ".join(failures)
         self.tracker.finish(job, "failed", error=message)
         return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
 
-    def _refuse_limited(self, api: Api, job: Workload, limited: list[RequesterLimitError],
+    def _refuse_limited(self, api: Api, job: Workload, limited: list[RequesterLimitError], others: list[str],
                         headers: dict[str, str]) -> InferenceResult:
-        """Every candidate was a rented node this requester is over its limit on: 429 naming the limits."""
+        """No candidate served, and at least one was a rented node this requester is over its limit on:
+        429 naming the limits (and what became of the other candidates)."""
         message = "; ".join(dict.fromkeys(exc.message for exc in limited))
+        if others:
+            message += "; the other nodes that serve it failed: " + "; ".join(others)
         self.tracker.finish(job, "refused", error=message)
         waits = [exc.retry_after_s for exc in limited]
         headers = {**headers, "X-Pairwise-Job": job.id, "X-Pairwise-Limit": "requester"}
