@@ -9,8 +9,10 @@ import sys
 from typing import Any
 
 from app.cli_common import home_of, print_json, read_token_stdin, table
+from app.cli_discover import add_discover_parser, cmd_discover
 from app.control_client import ControlClient
 from app.services.errors import PairwiseError
+from app.services.firstrun.offer import first_start_lines
 from app.services.jobs.requester import requester_text
 from app.services.platform.signals import stop_event
 from app.services.text_safety import printable
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     elist.add_argument("--json", action="store_true")
     remove = esub.add_parser("remove")
     remove.add_argument("name")
+    add_discover_parser(esub)
 
     database = sub.add_parser("database", help="the node's job history (state.db)")
     dsub = database.add_subparsers(dest="database_command", required=True)
@@ -116,12 +119,18 @@ def serve(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         stop, _ = stop_event(asyncio.get_running_loop())
-        await node.start()
+        try:
+            await node.start()
+        except PairwiseError:
+            if node.started_at:  # the front door was taken after the rest had started: stop the rest
+                await node.stop()
+            raise
         print(f"Pairwise node {node.name} serving on http://{node.frontdoor_address}", flush=True)
         if node.requesters is not None and node.requesters.lan.on:
             print(f"LAN door on https://{node.requesters.lan.address} (keys required)", flush=True)
         elif node.requesters is not None and node.requesters.lan.error:
             print(f"warning: {node.requesters.lan.error}", file=sys.stderr, flush=True)
+        print(await first_start_lines(node), flush=True)
         await stop.wait()
         print("stopping...", flush=True)
         await node.stop()
@@ -195,6 +204,8 @@ def cmd_engines(args: argparse.Namespace) -> int:
     from app.services.backends.engines import add_engine_offline
     from app.services.secrets import SecretStore
 
+    if args.engines_command == "discover":
+        return cmd_discover(args)
     home = home_of(args)
     running = ControlClient.runtime(home) is not None
     if args.engines_command == "add":

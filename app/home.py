@@ -123,6 +123,11 @@ class Home:
     def hf_endpoints_file(self) -> Path:
         return self.root / "hf_endpoints.json"
 
+    @property
+    def firstrun_file(self) -> Path:
+        """First-run notes: Ollama asked to move off the front door, the welcome window seen."""
+        return self.root / "firstrun.json"
+
     def ensure(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.logs_dir.mkdir(exist_ok=True, mode=0o700)

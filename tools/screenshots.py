@@ -137,9 +137,12 @@ async def run(out: Path) -> None:
     home = Path(tempfile.mkdtemp(prefix="pairwise-shots-"))
     node = build_node(Home(home / "home"), listen="127.0.0.1:0", cluster_listen="127.0.0.1:0", name="studio",
                       mdns=False)
-    app = TrayApp(node, tray_wait_s=10)
+    app = TrayApp(node, tray_wait_s=10, discover_ports=[tiny.port])
     try:
         await app.start()
+        if app.welcome is not None:  # first start: what was found on this machine, adopted with a click
+            await until(lambda: app.welcome is not None and app.welcome.engines.looked, "the welcome window's look")
+            app.welcome.close()
         await app.facade.engine_add({"name": "ollama", "url": tiny.url, "api": "ollama"}, None)
         await until(lambda: app.tray.icon.isVisible() and not app.tray.icon.geometry().isEmpty(), "the tray icon")
         await settle(0.6)  # the tray host embeds the icon a moment after it appears

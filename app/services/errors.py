@@ -5,6 +5,7 @@ a CLI line or an HTTP error body can show as is (the Maestral lesson).
 
     PairwiseError
     ├── ConfigError            a setting or declaration is invalid (names the rule)
+    │   └── PortTaken          a listener's address is held by another program (names it and the way on)
     ├── CredentialError        the keyring is unavailable or a credential is missing
     ├── NotFound               an engine, node or model that does not exist
     ├── FeatureMissing         a feature (cluster, rented nodes, Hugging Face) is not attached to this node
@@ -32,6 +33,20 @@ class PairwiseError(Exception):
 class ConfigError(PairwiseError):
     title = "Invalid setting"
     status = 400
+
+
+class PortTaken(ConfigError):
+    """A listener could not bind: ``message`` is the whole explanation (who holds it, what to do)."""
+
+    title = "Address in use"
+    status = 409
+
+    def __init__(self, message: str, *, role: str, address: str, holder_kind: str = "unknown",
+                 steps: list[str] | None = None, moved_to: str | None = None) -> None:
+        super().__init__(message)
+        self.role, self.address, self.holder_kind = role, address, holder_kind
+        self.steps = steps or []  # for Ollama on the front door: how to move it, on this OS
+        self.moved_to = moved_to  # and where to
 
 
 class CredentialError(PairwiseError):

@@ -33,6 +33,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
+from app.services.platform.sockets import reuse_address
+
 log = logging.getLogger(__name__)
 
 HEADER_TIMEOUT_S = 15.0  # aiohttp's keep-alive timer: headers of a new request, and idle keep-alive
@@ -198,7 +200,7 @@ class BudgetedSite(web.BaseSite):
         await super().start()
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(lambda: _Gate(self), self.host, self.port,
-                                                backlog=256, reuse_address=True)
+                                                backlog=256, reuse_address=reuse_address())
         sockname = self._server.sockets[0].getsockname()
         self.bound = (str(sockname[0]), int(sockname[1]))
         if self.budget.body_stall_s is not None:

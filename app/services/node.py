@@ -23,6 +23,9 @@ from app.services.backends.engines import EngineManager
 from app.services.cluster.identity import NodeIdentity
 from app.services.errors import ConfigError
 from app.services.events import EventBus, NodeStarted, NodeStopped
+from app.services.firstrun.adopt import keep_ollama_promise
+from app.services.firstrun.explain import FRONT_DOOR
+from app.services.firstrun.ports import explain_taken, preflight
 from app.services.frontdoor.server import build_frontdoor
 from app.services.inference import InferenceService
 from app.services.jobs.store import JobStore
@@ -32,6 +35,7 @@ from app.services.outbound import ca_files
 from app.services.platform.hardware import hardware_summary, os_description
 from app.services.platform.lock import InstanceLock
 from app.services.platform.openfiles import open_file_limit, raise_open_file_limit
+from app.services.platform.sockets import address_in_use
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import RedactingFilter, SecretStore
 from app.settings import NodeSettings, SettingsStore, parse_host_port
@@ -135,8 +139,19 @@ class Node:
         # httpx logs every request URL at INFO; URLs of rented endpoints are not for the log.
         logging.getLogger("httpx").setLevel(logging.WARNING)
 
-    async def start(self) -> None:
+    async def start(self, *, frontdoor: bool = True) -> None:
+        """Start everything; the front door last. Its address (and the cluster port's) is checked
+        first, so a taken one ends here with PortTaken naming the holder, before anything started.
+
+        ``frontdoor=False`` starts the rest only: the tray does that while another program holds the
+        front door, and calls ``open_frontdoor`` once the address is free.
+        """
         self._take_lock()
+        try:
+            await preflight(self, frontdoor=frontdoor)
+        except BaseException:
+            self._lock.release()
+            raise
         self._setup_logging()
         self.open_files = raise_open_file_limit()
         for repaired in self.repaired_permissions:
@@ -147,21 +162,39 @@ class Node:
         await self.engines.start()
         for hook in self.start_hooks:
             await hook()
-        app = build_frontdoor(self)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
-                                     keepalive_timeout=HEADER_TIMEOUT_S)
-        await self._runner.setup()
-        host, port = parse_host_port(self.settings.listen)
-        self.frontdoor_site = BudgetedSite(self._runner, host, port, frontdoor_budget(self.open_files),
-                                           label="front door")
-        await self.frontdoor_site.start()
-        self.listener_sites.insert(0, self.frontdoor_site)
-        bound = self.frontdoor_site.bound or (host, port)
-        self.frontdoor_address = f"{bound[0]}:{bound[1]}"
         self.started_at = time.time()
+        if frontdoor:
+            await self.open_frontdoor()
+
+    async def open_frontdoor(self) -> None:
+        """Bind the front door. PortTaken (naming the holder) when another program has its address."""
+        if self._runner is None:
+            self._runner = web.AppRunner(build_frontdoor(self), handler_cancellation=True, access_log=None,
+                                         keepalive_timeout=HEADER_TIMEOUT_S)
+            await self._runner.setup()
+        host, port = parse_host_port(self.settings.listen)
+        site = BudgetedSite(self._runner, host, port, frontdoor_budget(self.open_files), label="front door")
+        try:
+            await site.start()
+        except OSError as exc:
+            await site.stop()  # a site that never bound leaves the runner, so a later try can add another
+            if address_in_use(exc):
+                raise await explain_taken(FRONT_DOOR, self.settings.listen, self.home) from exc
+            raise
+        self.frontdoor_site = site
+        self.listener_sites.insert(0, site)
+        bound = site.bound or (host, port)
+        self.frontdoor_address = f"{bound[0]}:{bound[1]}"
         self.write_runtime()
         log.info("node %s (%s) serving on %s", self.name, self.node_id, self.frontdoor_address)
         self.bus.publish(NodeStarted(node=self.name, address=self.frontdoor_address))
+        adopted = await keep_ollama_promise(self.home, self.engines)
+        if adopted is not None:
+            log.info("adopted Ollama at %s, where it was asked to move", adopted.get("url"))
+
+    @property
+    def frontdoor_open(self) -> bool:
+        return self.frontdoor_site is not None
 
     def write_runtime(self, **extra: Any) -> None:
         runtime = {"pid": os.getpid(), "listen": self.frontdoor_address, "node_id": self.node_id,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
-from app.services.errors import PairwiseError
+from app.services.errors import PairwiseError, PortTaken
+from app.services.firstrun.explain import FRONT_DOOR
 from app.services.platform.signals import install_stop_handlers
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
@@ -24,6 +25,7 @@ from app.ui.facade import NodeFacade
 from app.ui.notify import Notification, Notifier, Sink
 from app.ui.quitting import QuitDialog, quit_node
 from app.ui.tray import TrayController
+from app.ui.welcome import FRONTDOOR_CHECK_MS, WelcomeWindow
 from app.ui.window import MainWindow
 
 if TYPE_CHECKING:
@@ -38,7 +40,8 @@ class TrayApp(QObject):
     quit_finished = Signal()
 
     def __init__(self, node: Node, *, notify_sink: Sink | None = None, summary_interval_s: float = 60.0,
-                 tray_wait_s: float = TRAY_WAIT_S) -> None:
+                 tray_wait_s: float = TRAY_WAIT_S, discover_ports: list[int] | None = None,
+                 frontdoor_check_ms: int = FRONTDOOR_CHECK_MS) -> None:
         super().__init__()
         qt_app = QApplication.instance()
         if isinstance(qt_app, QApplication):
@@ -52,6 +55,9 @@ class TrayApp(QObject):
         self.notifier.sink = notify_sink or self.tray.show_message
         self.window = MainWindow(self.facade, self.tasks)
         self.wizard: RentWizard | None = None
+        self.welcome: WelcomeWindow | None = None
+        self.discover_ports, self.frontdoor_check_ms = discover_ports, frontdoor_check_ms
+        self.window.settings.discover_ports = discover_ports
         self.quit_dialog: QuitDialog | None = None
         self.tray_wait_s = tray_wait_s
         self._done = asyncio.Event()
@@ -77,10 +83,31 @@ class TrayApp(QObject):
 
     async def start(self) -> None:
         install_asyncgen_hooks()
-        await self.node.start()
+        taken: PortTaken | None = None
+        try:
+            await self.node.start()
+        except PortTaken as exc:
+            if exc.role != FRONT_DOOR:
+                raise
+            # Another program has the front door: run the rest, and open it the moment it is free.
+            taken = exc
+            await self.node.start(frontdoor=False)
         self.tray.start()
         self._tray_deadline = time.monotonic() + self.tray_wait_s
         self._tray_poll.start()
+        if taken is not None or not self.facade.welcomed():
+            self.open_welcome(taken)
+
+    def open_welcome(self, problem: PortTaken | None = None) -> None:
+        if self.welcome is not None and self.welcome.isVisible():
+            self.welcome.raise_()
+            return
+        if self.welcome is None:
+            self.welcome = WelcomeWindow(self.facade, self.tasks, problem, ports=self.discover_ports,
+                                         check_ms=self.frontdoor_check_ms)
+            self.welcome.frontdoor_opened.connect(self.window.refresh_soon)
+            self.welcome.engines.adopted.connect(self.window.refresh_soon)
+        self.welcome.start()
 
     def _check_tray(self) -> None:
         """A Qt timer, not a task: nothing of asyncio's is left pending if the app stops meanwhile."""
@@ -137,6 +164,8 @@ class TrayApp(QObject):
         self.bridge.close()  # from here on the node is stopping: views stop reading it
         self.tray.freeze()
         self.window.shutdown()
+        if self.welcome is not None:
+            self.welcome.shutdown()
         if self.wizard is not None:
             self.wizard.close()  # stops its progress polling; an endpoint it started keeps its own lifecycle
         try:

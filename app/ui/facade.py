@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from app.services.errors import ConfigError, FeatureMissing
 from app.services.events import NodeChanged
+from app.services.firstrun.adopt import adopt, mark_welcomed, not_adopted, welcomed
+from app.services.firstrun.discover import FoundEngine, discover
+from app.services.firstrun.ports import frontdoor_free
 
 if TYPE_CHECKING:
     from app.services.cluster.service import ClusterService
@@ -264,6 +267,32 @@ class NodeFacade:
 
     async def unpair(self, node_id: str) -> dict[str, Any]:
         return await self._cluster().membership.remove(node_id)
+
+    # -- first run -------------------------------------------------------------------------------------------
+
+    async def discover_engines(self, ports: list[int] | None = None) -> list[FoundEngine]:
+        """One look at loopback for engines not adopted yet (this node's front door left out)."""
+        found = await discover(ports, skip_urls=[f"http://{self.node.frontdoor_address}"]
+                               if self.node.frontdoor_address else [])
+        return not_adopted(found, self.node.engines)
+
+    async def adopt_engines(self, found: list[FoundEngine]) -> list[dict[str, Any]]:
+        return await adopt(self.node.engines, found)
+
+    def frontdoor_open(self) -> bool:
+        return self.node.frontdoor_open
+
+    def frontdoor_free(self) -> bool:
+        return frontdoor_free(self.node)
+
+    async def open_frontdoor(self) -> None:
+        await self.node.open_frontdoor()
+
+    def welcomed(self) -> bool:
+        return welcomed(self.node.home)
+
+    def mark_welcomed(self) -> None:
+        mark_welcomed(self.node.home)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 

@@ -87,6 +87,7 @@ async def make_app(tmp_path: Path, qapp: QApplication) -> AsyncIterator[Callable
                           name=name, mdns=False)
         sent = Sent()
         options.setdefault("notify_sink", sent.append)
+        options.setdefault("discover_ports", [])  # the welcome window looks at no port of this machine
         app = TrayApp(node, tray_wait_s=3600, **options)
         app.sent = sent  # type: ignore[attr-defined]
         await app.start()

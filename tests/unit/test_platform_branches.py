@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import errno
 import functools
 import os
 import plistlib
 import signal
+import socket
 import stat
 import sys
 import time
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from app.services.platform import autostart, clock, hardware, lock, permissions, signals
+from app.services.platform import autostart, clock, hardware, lock, permissions, signals, sockets
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="exercises the real POSIX calls")
 
@@ -309,3 +311,44 @@ def test_autostart_windows_run_key(monkeypatch: pytest.MonkeyPatch) -> None:
     entry.disable()
     entry.disable()  # already off: nothing to remove, no error
     assert fake.values == {} and not entry.enabled()
+
+
+# -- listening sockets ------------------------------------------------------------------------------------
+
+
+def test_windows_binds_without_reuseaddr_and_knows_its_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sockets.reuse_address() is (sys.platform != "win32")
+    taken = OSError(errno.EADDRINUSE, "Address already in use")
+    assert sockets.address_in_use(taken) and not sockets.address_in_use(OSError(errno.ENOENT, "x"))
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert not sockets.reuse_address()  # SO_REUSEADDR on Windows lets a second program share the port
+    refused = OSError(errno.EACCES, "An attempt was made to access a socket in a way forbidden")
+    refused.winerror = 10013  # type: ignore[attr-defined]  # what Windows sets on its OSErrors
+    assert sockets.address_in_use(refused)
+
+
+def test_port_is_free_and_who_holds_it() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        assert not sockets.port_is_free("127.0.0.1", port)
+        found = sockets.listening_process(port)
+        assert found is not None and found.pid == os.getpid()
+        assert found.describe() == f"{found.name} (process {os.getpid()})"
+    assert sockets.port_is_free("127.0.0.1", port)
+
+
+def test_macos_lists_only_own_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS refuses the system-wide socket list to non-root: the user's own processes are asked."""
+    import psutil
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise psutil.AccessDenied()
+
+    monkeypatch.setattr(psutil, "net_connections", refuse)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        found = sockets.listening_process(holder.getsockname()[1])
+    assert found is not None and found.pid == os.getpid()

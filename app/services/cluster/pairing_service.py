@@ -31,6 +31,9 @@ from app.services.cluster.pairing_protocol import (
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
 from app.services.events import EventBus, PairInviteEnded, PairInviteOpened, PairInviteVoided, PeerPaired
+from app.services.firstrun.explain import PAIRING
+from app.services.firstrun.ports import explain_taken
+from app.services.platform.sockets import address_in_use
 from app.settings import parse_host_port
 
 log = logging.getLogger(__name__)
@@ -78,8 +81,10 @@ class PairingService:
         try:
             invite = await self.host.invite(ttl_s=ttl_s)
         except OSError as exc:
-            raise ConfigError(f"cannot open the pairing port {self.bind_host}:{self.port}: "
-                              f"{exc.strerror or exc}") from exc
+            address = f"{self.bind_host}:{self.port}"
+            if address_in_use(exc):
+                raise await explain_taken(PAIRING, address) from exc
+            raise ConfigError(f"cannot open the pairing port {address}: {exc.strerror or exc}") from exc
         self.invite_state = {"state": "pending", "address": invite.address,
                              "expires_at": invite.expires_at.isoformat()}
         self._watcher = asyncio.create_task(self._watch(invite), name="pairing-invite")

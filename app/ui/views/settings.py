@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -27,6 +27,7 @@ from app.ui.facade import NodeFacade
 from app.ui.views.keys import KeysBox
 from app.ui.views.login_item import LoginItemBox, autostart_for
 from app.ui.views.pairing import InviteDialog, JoinDialog
+from app.ui.welcome import DiscoverDialog
 
 
 class SettingsView(QScrollArea):
@@ -80,6 +81,11 @@ class SettingsView(QScrollArea):
         self.engine_add.clicked.connect(self.add_engine)
         self.engine_remove.clicked.connect(self.remove_engine)
         e.addLayout(add)
+        self.discover_button = QPushButton("Discover engines on this machine…")
+        self.discover_button.setObjectName("discoverEngines")
+        self.discover_button.clicked.connect(self.discover)
+        self.discover_ports: list[int] | None = None  # None: the usual ports (tests name their own)
+        e.addWidget(self.discover_button, alignment=Qt.AlignmentFlag.AlignLeft)
         self.engine_note = QLabel("")
         self.engine_note.setWordWrap(True)
         e.addWidget(self.engine_note)
@@ -176,9 +182,15 @@ class SettingsView(QScrollArea):
         dialog = JoinDialog(self.facade, self.tasks, self)
         self.tasks.spawn(self._after(dialog), name="join dialog")
 
-    async def _after(self, dialog: InviteDialog | JoinDialog) -> None:
+    async def _after(self, dialog: InviteDialog | JoinDialog | DiscoverDialog) -> None:
         await ask(dialog)
         self.refresh()
+
+    def discover(self) -> None:
+        dialog = DiscoverDialog(self.facade, self.tasks, self, ports=self.discover_ports)
+        dialog.panel.adopted.connect(self.refresh)
+        dialog.panel.look()
+        self.tasks.spawn(self._after(dialog), name="discover dialog")
 
     def add_engine(self) -> None:
         data = {"name": self.engine_name.text().strip(), "url": self.engine_url.text().strip(),

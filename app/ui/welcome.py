@@ -1,0 +1,247 @@
+"""The welcome window: on first start (or while another program holds the front door), what
+Pairwise found on this machine and, when Ollama holds 127.0.0.1:11434, moving it as step one.
+
+Pairwise changes no system service: the steps are shown for the user to run. Meanwhile the node
+runs without its front door, and a timer asks the OS whether the address is free (a local bind,
+no network); the moment it is, the front door opens (no restart) and Ollama is adopted where it
+went. Engines are looked for once when the window opens and again only when asked.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.services.errors import PortTaken
+from app.services.firstrun.discover import FoundEngine
+from app.ui.aio import Tasks
+from app.ui.facade import NodeFacade
+from app.ui.resources import app_icon
+
+log = logging.getLogger(__name__)
+
+FRONTDOOR_CHECK_MS = 1500
+
+
+class FoundEnginesPanel(QWidget):
+    """What one look found, each engine checkable with its models; Look again, Adopt selected."""
+
+    adopted = Signal()
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks, ports: list[int] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.facade, self.tasks, self.ports = facade, tasks, ports
+        self.found: list[FoundEngine] = []
+        self.looked = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.list = QListWidget()
+        self.list.setObjectName("foundEngines")
+        self.note = QLabel("Looking for engines on this machine…")
+        self.note.setObjectName("foundNote")
+        self.note.setWordWrap(True)
+        buttons = QHBoxLayout()
+        self.look_button = QPushButton("Look again")
+        self.adopt_button = QPushButton("Adopt selected")
+        self.adopt_button.setObjectName("adoptEngines")
+        self.adopt_button.setEnabled(False)
+        self.look_button.clicked.connect(self.look)
+        self.adopt_button.clicked.connect(self.adopt_selected)
+        buttons.addWidget(self.look_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.adopt_button)
+        layout.addWidget(self.note)
+        layout.addWidget(self.list)
+        layout.addLayout(buttons)
+
+    def look(self) -> None:
+        self.look_button.setEnabled(False)
+        self.note.setText("Looking for engines on this machine…")
+        self.tasks.spawn(self._look(), name="discover engines", on_error=self._failed)
+
+    async def _look(self) -> None:
+        try:
+            self.found = await self.facade.discover_engines(self.ports)
+        finally:
+            self.look_button.setEnabled(True)
+        self.looked = True
+        self.list.clear()
+        for engine in self.found:
+            models = ", ".join(engine.models) or "no models yet"
+            item = QListWidgetItem(f"{engine.product} — {engine.url} ({engine.api} API): {models}")
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.list.addItem(item)
+        self.adopt_button.setEnabled(bool(self.found))
+        self.note.setText(f"Found {len(self.found)} engine(s) not adopted yet: adopt them to serve their models "
+                          "through Pairwise." if self.found else
+                          "No engine found that Pairwise has not adopted already. Start one (Ollama, LM Studio, "
+                          "llama.cpp, vLLM, Jan…) and look again, or add one by URL in Settings.")
+
+    def selected(self) -> list[FoundEngine]:
+        return [engine for row, engine in enumerate(self.found)
+                if self.list.item(row).checkState() == Qt.CheckState.Checked]
+
+    def adopt_selected(self) -> None:
+        chosen = self.selected()
+        if not chosen:
+            return
+        self.adopt_button.setEnabled(False)
+        self.tasks.spawn(self._adopt(chosen), name="adopt engines", on_error=self._failed)
+
+    async def _adopt(self, chosen: list[FoundEngine]) -> None:
+        added = await self.facade.adopt_engines(chosen)
+        names = ", ".join(f"{a['name']} ({len(a.get('models') or [])} models)" for a in added)
+        await self._look()
+        self.note.setText(f"Adopted {names}." if added else "Nothing new to adopt.")
+        self.adopted.emit()
+
+    def _failed(self, title: str, message: str) -> None:
+        self.look_button.setEnabled(True)
+        self.note.setText(f"{title}: {message}")
+
+
+class WelcomeWindow(QWidget):
+    """First start: the front door (step one when Ollama holds it), then the engines found."""
+
+    frontdoor_opened = Signal()
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks, problem: PortTaken | None = None, *,
+                 ports: list[int] | None = None, check_ms: int = FRONTDOOR_CHECK_MS) -> None:
+        super().__init__()
+        self.facade, self.tasks, self.problem = facade, tasks, problem
+        self.setWindowTitle("Welcome to Pairwise")
+        self.setWindowIcon(app_icon())
+        self.resize(720, 560)
+        layout = QVBoxLayout(self)
+        intro = QLabel("Pairwise gives every app on this machine one address for all your models — "
+                       "this machine's engines, your other machines' and rented GPUs: "
+                       f"<b>http://{facade.node.settings.listen}</b> (Ollama and OpenAI APIs).")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+
+        self.door_box = QGroupBox(self._door_title())
+        self.door_box.setObjectName("frontDoorStep")
+        door = QVBoxLayout(self.door_box)
+        self.door_text = QLabel(self._door_text())
+        self.door_text.setObjectName("frontDoorText")
+        self.door_text.setWordWrap(True)
+        self.door_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.door_status = QLabel("")
+        self.door_status.setObjectName("frontDoorStatus")
+        self.door_status.setWordWrap(True)
+        door.addWidget(self.door_text)
+        door.addWidget(self.door_status)
+        self.door_box.setVisible(problem is not None)
+        layout.addWidget(self.door_box)
+
+        engines = QGroupBox("Engines on this machine")
+        e = QVBoxLayout(engines)
+        self.engines = FoundEnginesPanel(facade, tasks, ports)
+        e.addWidget(self.engines)
+        layout.addWidget(engines, 1)
+
+        bottom = QHBoxLayout()
+        bottom.addStretch(1)
+        self.done_button = QPushButton("Done")
+        self.done_button.clicked.connect(self.close)
+        bottom.addWidget(self.done_button)
+        layout.addLayout(bottom)
+
+        self._check = QTimer(self)
+        self._check.setInterval(check_ms)
+        self._check.timeout.connect(self._check_frontdoor)
+        self._opening = False
+        if problem is not None:
+            self.door_status.setText(f"Waiting for {problem.address} to be free… Pairwise starts there on its own "
+                                     "the moment it is.")
+            self._check.start()
+
+    def _door_title(self) -> str:
+        if self.problem is not None and self.problem.holder_kind == "ollama":
+            return f"Step 1: move Ollama to {self.problem.moved_to}"
+        return "Step 1: free the front door"
+
+    def _door_text(self) -> str:
+        problem = self.problem
+        if problem is None:
+            return ""
+        if problem.holder_kind != "ollama":
+            return problem.message
+        steps = "".join(f"<li>{step}</li>" for step in problem.steps)
+        return (f"Ollama listens on {problem.address}, the address your apps use. Move it to the next port, and "
+                f"Pairwise serves your Ollama models there as one of its engines:<ol>{steps}</ol>"
+                "Pairwise changes none of this itself. Once Ollama has moved, Pairwise opens "
+                f"{problem.address} and adopts Ollama at {problem.moved_to}.")
+
+    def start(self) -> None:
+        self.show()
+        self.raise_()
+        self.engines.look()
+
+    def _check_frontdoor(self) -> None:
+        """A Qt timer: a local bind check (no network), then the front door opens where it was refused."""
+        if self._opening or self.facade.frontdoor_open():
+            return
+        if not self.facade.frontdoor_free():
+            return
+        self._opening = True
+        self.tasks.spawn(self._open(), name="open the front door", on_error=self._open_failed)
+
+    async def _open(self) -> None:
+        try:
+            await self.facade.open_frontdoor()
+        except PortTaken:
+            self._opening = False  # taken again in between: keep waiting
+            return
+        self._check.stop()
+        self._opening = False
+        self.door_box.setTitle("Step 1: done")
+        self.door_status.setText(f"Pairwise now serves on {self.facade.node.frontdoor_address}.")
+        self.frontdoor_opened.emit()
+        self.engines.look()
+
+    def _open_failed(self, title: str, message: str) -> None:
+        self._opening = False
+        self.door_status.setText(f"{title}: {message}")
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        if self.problem is None or self.facade.frontdoor_open():
+            self.facade.mark_welcomed()
+        # While the front door is still taken the window comes back on the next start, and the
+        # timer keeps watching: the node opens it as soon as it is free even with the window closed.
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        self._check.stop()
+        self.close()
+
+
+class DiscoverDialog(QDialog):
+    """Settings' Discover button: the same look and adopt, in a dialog."""
+
+    def __init__(self, facade: NodeFacade, tasks: Tasks, parent: QWidget | None = None,
+                 ports: list[int] | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Engines on this machine")
+        self.resize(640, 360)
+        layout = QVBoxLayout(self)
+        self.panel = FoundEnginesPanel(facade, tasks, ports)
+        layout.addWidget(self.panel)
+        close = QPushButton("Close")
+        close.clicked.connect(self.accept)
+        layout.addWidget(close, alignment=Qt.AlignmentFlag.AlignRight)

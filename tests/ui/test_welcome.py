@@ -1,0 +1,119 @@
+"""The tray's first run (issue 15): Ollama holds the front door, the welcome window shows moving it as
+step one and the engines found; once Ollama has moved, the front door opens without a restart and
+Ollama is adopted where it went; the found OpenAI-compatible server is adopted with a click and its
+model answers through the front door."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import httpx
+from PySide6.QtCore import Qt
+
+from app.home import Home
+from app.services.bootstrap import build_node
+from app.tinymodel import TinyModelOptions, start_tiny
+from app.ui.app import TrayApp
+from app.ui.welcome import DiscoverDialog
+from tests.ui.conftest import until
+
+
+def free_pair() -> int:
+    for _ in range(200):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no two consecutive free ports")
+
+
+async def test_first_run_with_ollama_on_the_front_door(tmp_path: Path, qapp: Any) -> None:
+    port = free_pair()
+    ollama_here = await start_tiny(TinyModelOptions(models=["llama3.2:latest"], api="ollama"), port=port)
+    lm_studio = await start_tiny(TinyModelOptions(models=["gemma-3-4b"], api="openai"))
+    node = build_node(Home(tmp_path / "home"), listen=f"127.0.0.1:{port}", cluster_listen="127.0.0.1:0",
+                      name="desk", mdns=False)
+    app = TrayApp(node, notify_sink=lambda _n: None, tray_wait_s=3600,
+                  discover_ports=[port + 1, lm_studio.port], frontdoor_check_ms=50)
+    moved = None
+    try:
+        await app.start()
+        welcome = app.welcome
+        assert welcome is not None and welcome.isVisible()
+        assert not node.frontdoor_open
+        assert welcome.door_box.isVisible() and welcome.door_box.title() == f"Step 1: move Ollama to 127.0.0.1:{port + 1}"
+        assert f"OLLAMA_HOST=127.0.0.1:{port + 1}" in welcome.door_text.text()
+        assert f"Waiting for 127.0.0.1:{port}" in welcome.door_status.text()
+        found = welcome.engines
+        await until(lambda: found.looked, what="the first look")
+        assert [found.list.item(i).text() for i in range(found.list.count())] == [
+            f"an OpenAI-compatible server — {lm_studio.url} (openai API): gemma-3-4b"]  # not on LM Studio's port
+
+        # The user moves Ollama to the next port: the front door opens, no restart; Ollama adopted there.
+        await ollama_here.close()
+        moved = await start_tiny(TinyModelOptions(models=["llama3.2:latest"], api="ollama"), port=port + 1)
+        await until(lambda: node.frontdoor_open, timeout=30, what="the front door to open")
+        assert node.frontdoor_address == f"127.0.0.1:{port}"
+        await until(lambda: welcome.door_box.title() == "Step 1: done", what="step one done")
+        engines = {e["name"]: e for e in node.engines.describe()}
+        assert engines["ollama"]["url"] == f"http://127.0.0.1:{port + 1}"
+
+        # Adopt what was found; its model answers through the front door.
+        await until(lambda: found.list.count() == 1 and found.adopt_button.isEnabled(), what="the second look")
+        assert found.list.item(0).checkState() == Qt.CheckState.Checked
+        found.adopt_button.click()
+        await until(lambda: "Adopted" in found.note.text(), what="the adoption")
+        async with httpx.AsyncClient(timeout=30) as client:
+            for model in ("gemma-3-4b", "llama3.2:latest"):
+                reply = await client.post(f"http://127.0.0.1:{port}/v1/chat/completions",
+                                          json={"model": model, "messages": [{"role": "user", "content": "hi"}]})
+                assert reply.status_code == 200, reply.text
+                assert reply.json()["choices"][0]["message"]["content"]
+        welcome.done_button.click()
+        assert app.facade.welcomed()
+    finally:
+        if not app._done.is_set():
+            await app.quit()
+        for tiny in (ollama_here, lm_studio, moved):
+            if tiny is not None:
+                await tiny.close()
+        app.window.deleteLater()
+
+
+async def test_first_start_shows_the_welcome_once(make_app: Any) -> None:
+    app = await make_app("solo")
+    assert app.welcome is not None and app.welcome.isVisible()
+    assert not app.welcome.door_box.isVisible()  # the front door opened: no step one
+    await until(lambda: app.welcome.engines.looked, what="the look")
+    assert "No engine found" in app.welcome.engines.note.text()
+    app.welcome.close()
+    assert app.facade.welcomed()
+
+
+async def test_settings_discover_adopts_what_it_finds(make_app: Any) -> None:
+    engine = await start_tiny(TinyModelOptions(models=["qwen2.5:0.5b"], api="ollama"))
+    try:
+        app = await make_app("desk", discover_ports=[engine.port])
+        app.welcome.close()
+        settings = app.window.settings
+        settings.discover_button.click()
+        dialog = settings.findChild(DiscoverDialog)
+        assert dialog is not None
+        panel = dialog.panel
+        await until(lambda: panel.looked and panel.list.count() == 1, what="the look")
+        assert panel.list.item(0).text() == f"Ollama — {engine.url} (ollama API): qwen2.5:0.5b"
+        panel.adopt_button.click()
+        await until(lambda: any(settings.engines.item(i).text().startswith("ollama (ollama)")
+                                for i in range(settings.engines.count())), what="the engine in Settings")
+        assert [e["url"] for e in app.node.engines.describe()] == [engine.url]
+        dialog.accept()
+    finally:
+        await engine.close()
