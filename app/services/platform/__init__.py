@@ -11,6 +11,8 @@ The rest of the code never asks which platform it runs on; it calls these:
 | ``permissions`` | private files and directories (POSIX modes; on Windows the profile's ACLs, not ``chmod``) |
 | ``paths``       | the default home and the per-user autostart location, from platformdirs and each OS's convention |
 | ``autostart``   | the login item: XDG autostart, a macOS launch agent, the Windows ``Run`` key |
+| ``sockets``     | ``SO_REUSEADDR`` only where it means TIME_WAIT reuse (not on Windows), "address in use" per OS, who listens on a port |
+| ``ollama``      | how Ollama is moved to another port on each OS (shown to the user, never run) |
 | ``openfiles``   | the open-files limit: raised to the hard limit at start (``resource`` on POSIX; none on Windows) |
 | ``desktop``     | whether a window can be shown at all (Linux needs X11/Wayland) |
 
