@@ -117,4 +117,4 @@ def test_ci_workflow_covers_three_hosted_runners() -> None:
     steps = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["check"]["steps"])
     assert "mypy --platform win32" in steps and "mypy --platform darwin" in steps and "ruff check" in steps
     builds = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["bundle"]["steps"])
-    assert "packaging/build.sh" in builds and "packaging\\build.ps1" in builds
+    assert "packaging/build.sh" in builds and "./packaging/build.ps1" in builds

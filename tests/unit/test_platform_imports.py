@@ -11,6 +11,7 @@ something the faked OS lacks, fails the test with the module's name and the erro
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,7 +64,7 @@ WINDOWS_ONLY = ["msvcrt", "winreg", "_winapi", "winsound"]
     ("darwin", POSIX_ONLY + WINDOWS_ONLY),
 ])
 def test_every_app_module_imports_on_the_other_platforms(fake_platform: str, blocked: list[str]) -> None:
-    env = {"PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run([sys.executable, "-c", PROBE, fake_platform, ",".join(blocked)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -81,7 +82,7 @@ def test_the_probe_catches_a_module_level_fcntl(tmp_path: Path) -> None:
     (pkg / "posix_only.py").write_text("import fcntl\n")
     (pkg / "portable.py").write_text("import sys\nWINDOWS = sys.platform == 'win32'\n")
     done = subprocess.run([sys.executable, "-c", PROBE, "win32", ",".join(POSIX_ONLY)], cwd=tmp_path,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True,
                           timeout=60)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert list(report["failures"]) == ["app.posix_only"]
