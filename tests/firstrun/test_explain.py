@@ -32,6 +32,7 @@ def test_ollama_paragraph_per_os(os_name: str, expected: list[str]) -> None:
         assert any(text in step for step in taken.steps)
     assert taken.moved_to == "127.0.0.1:11435" and taken.holder_kind == "ollama" and taken.status == 409
     assert "pairwise engines add ollama --url http://127.0.0.1:11435 --api ollama" in taken.message
+    assert "apps keep using 127.0.0.1:11434, now Pairwise" in taken.message
 
 
 def test_other_holders_and_listeners() -> None:

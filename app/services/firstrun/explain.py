@@ -24,7 +24,7 @@ def front_door_taken(address: str, holder: PortHolder, *, os_name: str | None = 
         text = (f"{head} Pairwise needs this address so that every app keeps working unchanged, and it will serve "
                 f"your Ollama models there as one of its engines. Move Ollama to {moved}: {steps}. Then start "
                 f"Pairwise again: it finds Ollama on {moved} and adopts it for you (the same as "
-                f"`pairwise engines add ollama --url http://{moved} --api ollama`). {cli_note(moved)} "
+                f"`pairwise engines add ollama --url http://{moved} --api ollama`). {cli_note(moved, address)} "
                 "Pairwise changes none of this itself. To leave Ollama where it is instead, give Pairwise another "
                 "address with --listen 127.0.0.1:PORT (apps then have to use that address).")
     elif holder.kind == "pairwise":

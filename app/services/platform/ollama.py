@@ -31,6 +31,6 @@ def move_steps(new_address: str, os_name: str | None = None) -> list[str]:
     ]
 
 
-def cli_note(new_address: str) -> str:
+def cli_note(new_address: str, front_door: str) -> str:
     return (f"The ollama command (pull, list) reads OLLAMA_HOST too: set it to {new_address} in the shell "
-            "where you manage Ollama's models; apps keep using 127.0.0.1:11434, now Pairwise.")
+            f"where you manage Ollama's models; apps keep using {front_door}, now Pairwise.")
