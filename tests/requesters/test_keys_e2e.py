@@ -75,6 +75,12 @@ def test_keys_on_loopback_limit_and_name_the_caller(lab: NodeProc) -> None:
     assert who == {**who, "key": "phone", "authenticated": True, "node_name": "alpha"}
     assert "alpha · key phone" in lab.cli("jobs").stdout
 
+    # A key lists only the models it may use; without a key, every model.
+    def listed(key: str) -> list[str]:
+        return [m["id"] for m in httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {key}"}).json()["data"]]
+
+    assert listed(phone) == ["lan-model"] and sorted(listed("placeholder")) == ["lan-model", "rented-model"]
+
     # The key's model pattern and off-LAN deny refuse by name.
     denied = refusal(base, phone, "rented-model")
     assert denied.status_code == 403 and "key 'phone' may use only models matching lan-*" in denied.message

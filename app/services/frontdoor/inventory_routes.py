@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from app.services.frontdoor.http import read_json_body, shaped_error
+from app.services.keys.auth import key_allows
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
@@ -42,24 +43,26 @@ def ollama_model_row(name: str, details: dict[str, Any]) -> dict[str, Any]:
 
 
 def add_inventory_routes(app: web.Application, node: Node) -> None:
-    def merged() -> list[tuple[str, dict[str, Any], list[str]]]:
+    def merged(request: web.Request) -> list[tuple[str, dict[str, Any], list[str]]]:
         rows = []
         for _canonical, all_owners in sorted(node.registry.inventory().items()):
             owners = [(u, e) for u, e in all_owners if u.listed]
             if not owners:
                 continue
             first_upstream, first_entry = owners[0]
+            if not key_allows(request, first_entry.name):  # a key lists only the models it may use
+                continue
             where = sorted({u.display_name() for u, _ in owners})
             rows.append((first_entry.name, first_entry.details, where))
         return rows
 
     async def tags(request: web.Request) -> web.Response:
         await node.refresh_stale()
-        return web.json_response({"models": [ollama_model_row(n, d) for n, d, _ in merged()]})
+        return web.json_response({"models": [ollama_model_row(n, d) for n, d, _ in merged(request)]})
 
     async def ps(request: web.Request) -> web.Response:
         running = []
-        for name, details, _ in merged():
+        for name, details, _ in merged(request):
             row = ollama_model_row(name, details)
             row.update({"expires_at": _iso(time.time() + 300), "size_vram": 0})
             running.append(row)
@@ -91,7 +94,7 @@ def add_inventory_routes(app: web.Application, node: Node) -> None:
 
     async def v1_models(request: web.Request) -> web.Response:
         await node.refresh_stale()
-        return web.json_response({"object": "list", "data": [openai_row(n, d) for n, d, _ in merged()]})
+        return web.json_response({"object": "list", "data": [openai_row(n, d) for n, d, _ in merged(request)]})
 
     async def v1_model(request: web.Request) -> web.Response:
         model_id = request.match_info["model_id"]

@@ -142,6 +142,12 @@ def caller_for(node: Node, request: web.Request) -> Caller:
     return Caller(requester=requester, allow_off_lan=allow, off_lan_rule=rule)
 
 
+def key_allows(request: web.Request, model: str) -> bool:
+    """Whether the request's key (if any) may use ``model``: listings show a key only those."""
+    record: Any = request.get(KEY)
+    return not isinstance(record, KeyRecord) or record.allows_model(model)
+
+
 def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
     """403 naming the key and its patterns when its key may not use the body's model."""
     record: Any = request.get(KEY)
