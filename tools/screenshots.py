@@ -142,6 +142,8 @@ async def run(out: Path) -> None:
         await app.start()
         if app.welcome is not None:  # first start: what was found on this machine, adopted with a click
             await until(lambda: app.welcome is not None and app.welcome.engines.looked, "the welcome window's look")
+            await settle()
+            grab(app.welcome, out / "welcome.png")
             app.welcome.close()
         await app.facade.engine_add({"name": "ollama", "url": tiny.url, "api": "ollama"}, None)
         await until(lambda: app.tray.icon.isVisible() and not app.tray.icon.geometry().isEmpty(), "the tray icon")
