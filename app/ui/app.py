@@ -95,7 +95,9 @@ class TrayApp(QObject):
         self.tray.start()
         self._tray_deadline = time.monotonic() + self.tray_wait_s
         self._tray_poll.start()
-        if taken is not None or not self.facade.welcomed():
+        # First start: a home that has not seen the welcome and has no engine yet (a home from before
+        # the welcome window, with its engines, is not greeted again).
+        if taken is not None or (not self.facade.welcomed() and not self.facade.engines()):
             self.open_welcome(taken)
 
     def open_welcome(self, problem: PortTaken | None = None) -> None:

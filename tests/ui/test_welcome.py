@@ -117,3 +117,23 @@ async def test_settings_discover_adopts_what_it_finds(make_app: Any) -> None:
         dialog.accept()
     finally:
         await engine.close()
+
+
+async def test_a_home_with_engines_is_not_greeted(tmp_path: Path, qapp: Any, make_app: Any) -> None:
+    engine = await start_tiny(TinyModelOptions(api="ollama"))
+    try:
+        from app.services.backends.engines import add_engine_offline
+        from app.services.cluster.identity import NodeIdentity
+        from app.services.secrets import SecretStore
+        from app.settings import SettingsStore
+
+        home = Home(tmp_path / "home-old")
+        home.ensure()
+        store = SettingsStore(home.settings_file)
+        identity = NodeIdentity.load_or_create(home.identity_dir, "old")
+        add_engine_offline(store, SecretStore(identity.node_id), {"name": "ol", "url": engine.url, "api": "ollama"},
+                           None)
+        app = await make_app("old")
+        assert app.welcome is None
+    finally:
+        await engine.close()
