@@ -352,3 +352,17 @@ def test_macos_lists_only_own_processes(monkeypatch: pytest.MonkeyPatch) -> None
         holder.listen(1)
         found = sockets.listening_process(holder.getsockname()[1])
     assert found is not None and found.pid == os.getpid()
+
+
+def test_tray_command_per_installation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert autostart.tray_command() == [sys.executable, "-m", "app"]
+    assert autostart.tray_command(tmp_path / "h")[-2:] == ["--home", str(tmp_path / "h")]
+    console, windowed = tmp_path / "pairwise.exe", tmp_path / "pairwise-tray.exe"
+    console.write_bytes(b"")
+    windowed.write_bytes(b"")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(console))
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert autostart.tray_command() == [str(windowed)]  # no console window at login
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert autostart.tray_command() == [str(console)]

@@ -24,9 +24,18 @@ RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
 RUN_VALUE = "Pairwise"
 
 
+WINDOWS_TRAY_EXE = "pairwise-tray.exe"  # the bundle's windowed program (packaging/pairwise.spec)
+
+
 def tray_command(home: Path | None = None) -> list[str]:
-    """The command that starts this installation's tray app (a frozen bundle runs itself)."""
-    command = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
+    """The command that starts this installation's tray app (a frozen bundle runs itself; on Windows
+    its windowed program, so no console window opens at login)."""
+    if getattr(sys, "frozen", False):
+        program = Path(sys.executable)
+        windowed = program.with_name(WINDOWS_TRAY_EXE)
+        command = [str(windowed if sys.platform == "win32" and windowed.exists() else program)]
+    else:
+        command = [sys.executable, "-m", "app"]
     if home is not None:
         command += ["--home", str(home)]
     return command
