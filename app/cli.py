@@ -12,6 +12,7 @@ from app.cli_common import home_of, print_json, read_token_stdin, table
 from app.cli_discover import add_discover_parser, cmd_discover
 from app.control_client import ControlClient
 from app.services.errors import PairwiseError
+from app.services.events import StillBilling
 from app.services.firstrun.offer import first_start_lines
 from app.services.jobs.requester import requester_text
 from app.services.platform.signals import stop_event
@@ -125,6 +126,9 @@ def serve(args: argparse.Namespace) -> int:
             if node.started_at:  # the front door was taken after the rest had started: stop the rest
                 await node.stop()
             raise
+        # A GPU left billing at exit is said where the user looks: here (the tray shows it too).
+        node.bus.on(lambda event: print(f"WARNING: {event.message}", file=sys.stderr, flush=True)
+                    if isinstance(event, StillBilling) else None)
         print(f"Pairwise node {node.name} serving on http://{node.frontdoor_address}", flush=True)
         if node.requesters is not None and node.requesters.lan.on:
             print(f"LAN door on https://{node.requesters.lan.address} (keys required)", flush=True)

@@ -24,7 +24,9 @@ def register(sub: Any) -> None:
     login.add_argument("--token-stdin", action="store_true", help="read the token from stdin")
     login.add_argument("--json", action="store_true")
     login.set_defaults(handler=cmd_login)
-    logout = hsub.add_parser("logout", help="forget the token")
+    logout = hsub.add_parser("logout", help="forget the token (managed endpoints that are billing are paused first)")
+    logout.add_argument("--yes", action="store_true",
+                        help="sign out even if a billing endpoint cannot be paused (it keeps billing on Hugging Face)")
     logout.set_defaults(handler=cmd_logout)
     status = hsub.add_parser("status", help="who the token belongs to and what it may do")
     status.add_argument("--json", action="store_true")
@@ -68,7 +70,7 @@ def cmd_login(args: argparse.Namespace) -> int:
 
 
 def cmd_logout(args: argparse.Namespace) -> int:
-    _client(args).call("POST", "/hf/logout")
+    _client(args).call("POST", "/hf/logout", {"yes": True} if args.yes else None)
     print("Signed out of Hugging Face; the token was removed from the OS keyring.")
     return 0
 

@@ -73,8 +73,11 @@ def register(sub: Any) -> None:
     change.add_argument("--token-stdin", action="store_true", help="replace the token in the keyring")
     change.add_argument("--json", action="store_true")
 
-    detach = rsub.add_parser("detach", help="forget a rented node and delete its token from the keyring")
+    detach = rsub.add_parser("detach", help="forget a rented node and delete its token from the keyring "
+                                           "(a managed endpoint that is billing is paused first)")
     detach.add_argument("name")
+    detach.add_argument("--yes", action="store_true",
+                        help="detach even if the endpoint cannot be paused (it then keeps billing on its provider)")
 
     parser.set_defaults(handler=run)
 
@@ -195,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("nothing to change: give at least one option (see 'pairwise rented set --help')")
         return report(client.call("PATCH", f"/rented/{args.name}", payload), args.json)
     if command == "detach":
-        client.call("DELETE", f"/rented/{args.name}", timeout_s=TIMEOUT_S)
+        client.call("DELETE", f"/rented/{args.name}", {"yes": True} if args.yes else None, timeout_s=TIMEOUT_S)
         print(f"rented node {args.name} detached; its token was deleted from the keyring")
         return 0
     raise ConfigError(f"unknown rented command {command!r}")
@@ -215,8 +218,10 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
     if detail:
         for key in ("provider", "url", "endpoint", "gpu", "price_per_hour", "shared", "policy", "cold_start_s",
                     "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
-                    "requesters", "cost"):
+                    "requesters", "cost", "hf_price_per_hour", "spend_account"):
             print(f"{key:>16}: {row.get(key)}")
+        if row.get("cap_note"):
+            print(f"{'cap':>16}: {row['cap_note']}")
         for key in ("hf_stage", "hf_job", "window_ends_at", "ended_by"):  # a batch window's
             if row.get(key) is not None:
                 print(f"{key:>16}: {row.get(key)}")

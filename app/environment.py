@@ -15,6 +15,8 @@ PAIRWISE_BILLING_MINUTE_S     and the other PAIRWISE_HF_* timing knobs: see ``ap
 PAIRWISE_PEER_POLL_S          how often a paired peer is polled (2)
 PAIRWISE_PEER_SILENT_S        silence after which a peer is reported silent (60)
 PAIRWISE_RENTED_REFRESH_S     how often rented nodes are refreshed (30)
+PAIRWISE_SPEND_DIR            where rented endpoints' spend accounts live, shared by every home of the
+                              user (default: the platform's user data dir for pairwise-spend)
 
 Overrides apply to the running node only: ``app.settings`` keeps them apart from what the user
 set, and ``SettingsStore.save`` never writes them.

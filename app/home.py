@@ -56,7 +56,8 @@ class Home:
     node.lock            held by the running node
     cluster/             trust.json (pinned peers), manual_peers.json, unpair_pending.json
     rented.json          rented node declarations
-    rented_meter.json    the local cost meter of rented nodes
+    rented_meter.json    rented nodes' cost totals from before spend accounts were shared (read once,
+                         then removed; spend now lives in the shared spend dir, rented/spend.py)
     hf_endpoints.json    Hugging Face endpoints this node created
     """
 

@@ -6,10 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from app.environment import reread_environment
 from tests.support.procs import NodeProc, TinyProc
 
 os.environ.setdefault("PAIRWISE_MDNS", "off")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def _own_spend_accounts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test (and the node processes it starts) has its own shared spend file, never the user's."""
+    monkeypatch.setenv("PAIRWISE_SPEND_DIR", str(tmp_path / "spend"))
+    reread_environment()  # in-process nodes read the snapshot
 
 
 @pytest.fixture

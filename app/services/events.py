@@ -407,6 +407,121 @@ class WindowStopped(Event):
         return f"{self.node}: batch window stopped ({self.cause}): {self.reason}"
 
 
+# -- cost caps under faults (issue 13) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceChanged(Event):
+    """HF's price of a rented endpoint's compute changed (a new price, or new hardware): charged from
+    now at ``charged_per_hour`` (the higher of the declared and HF's price)."""
+
+    kind: ClassVar[str] = "price_changed"
+    node: str
+    endpoint: str
+    compute: str
+    old_price_per_hour: float
+    price_per_hour: float
+    charged_per_hour: float
+
+    def summary(self) -> str:
+        return (f"{self.node}: {self.endpoint} costs ${self.price_per_hour:g}/h on Hugging Face (was "
+                f"${self.old_price_per_hour:g}/h, {self.compute}); charged at ${self.charged_per_hour:g}/h from now")
+
+
+@dataclass(frozen=True)
+class PriceUnknown(Event):
+    """HF lists no price for the compute a rented endpoint runs on: the node is ineligible and, when
+    managed, paused (``paused``), until a price is known."""
+
+    kind: ClassVar[str] = "price_unknown"
+    node: str
+    endpoint: str
+    compute: str
+    reason: str
+    paused: bool
+
+    def summary(self) -> str:
+        return f"{self.node}: {self.reason}" + ("; pausing it" if self.paused else "")
+
+
+@dataclass(frozen=True)
+class RentedPaused(Event):
+    """A managed endpoint paused for a reason no other kind tells: ``why`` is price (unknown), detach
+    (paused before it was detached) or logout (paused before the HF token was forgotten)."""
+
+    kind: ClassVar[str] = "rented_paused"
+    node: str
+    why: str
+    detail: str
+
+    def summary(self) -> str:
+        return f"{self.node} paused ({self.why}): {self.detail}"
+
+
+@dataclass(frozen=True)
+class CapEnforced(Event):
+    """A managed endpoint over its cap was resumed outside Pairwise (HF's UI, another machine) and is
+    being paused again: the cap holds whoever resumes it."""
+
+    kind: ClassVar[str] = "cap_enforced"
+    node: str
+    endpoint: str
+    hf_state: str
+    reason: str
+
+    def summary(self) -> str:
+        return (f"{self.node}: {self.endpoint} was resumed outside Pairwise and is {self.hf_state} although "
+                f"{self.reason}; pausing it again")
+
+
+@dataclass(frozen=True)
+class PauseOwed(Event):
+    """A pause is owed to HF but could not be sent (no token, HF refusing or down); told again every
+    billed minute until it is taken (``OwedPauseTaken``). The endpoint may be billing meanwhile."""
+
+    kind: ClassVar[str] = "pause_owed"
+    node: str
+    endpoint: str
+    reason: str
+    error: str
+    price_per_hour: float | None
+
+    def summary(self) -> str:
+        cost = f" at ${self.price_per_hour:g}/h" if self.price_per_hour else ""
+        return (f"{self.node}: {self.endpoint} should be paused ({self.reason}) but the pause could not be sent: "
+                f"{self.error}. It may still be billing{cost}; Pairwise keeps trying")
+
+
+@dataclass(frozen=True)
+class OwedPauseTaken(Event):
+    """A pause that could not be sent before is taken at last: the endpoint no longer bills."""
+
+    kind: ClassVar[str] = "owed_pause_taken"
+    node: str
+    endpoint: str
+
+    def summary(self) -> str:
+        return f"{self.node}: {self.endpoint} is paused at last; it no longer bills"
+
+
+@dataclass(frozen=True)
+class StillBilling(Event):
+    """An endpoint that should have been paused (``when``: exit or detach) is still billing on HF;
+    ``final``: Pairwise stopped trying (the next start pauses it and charges the gap)."""
+
+    kind: ClassVar[str] = "still_billing"
+    node: str
+    endpoint: str
+    price_per_hour: float | None
+    error: str
+    when: str
+    final: bool
+    message: str
+
+    def summary(self) -> str:
+        return self.message
+
+
 # -- requesters (keys, LAN door, per-requester caps) -------------------------------------------------------
 
 

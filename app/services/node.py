@@ -106,6 +106,9 @@ class Node:
         self.door_checks: list[DoorCheck] = []
         self.stop_first: list[tuple[str, StopHook]] = []
         self.stop_last: list[StopHook] = []
+        # How long each stop_first step may take; a feature that must keep trying longer (pause on
+        # exit of a billing GPU) raises it.
+        self.stop_first_timeout_s = 20.0
         self.start_hooks: list[StopHook] = []
         self.fact_providers: list[Callable[[], list[dict[str, Any]]]] = []
         self.shared_fact_providers: list[Callable[[], list[dict[str, Any]]]] = []  # rows peers may see
@@ -209,13 +212,13 @@ class Node:
         runtime.update(extra)
         write_private(self.home.runtime_file, json.dumps(runtime).encode())
 
-    async def stop(self, *, timeout_s: float = 20.0) -> None:
+    async def stop(self, *, timeout_s: float | None = None) -> None:
         if self._stopped.is_set():
             return
         self._stopped.set()
         for label, hook in self.stop_first:
             try:
-                await asyncio.wait_for(hook(), timeout=timeout_s)
+                await asyncio.wait_for(hook(), timeout=timeout_s or self.stop_first_timeout_s)
             except Exception as exc:  # a failed hook must not keep the others from running
                 log.warning("stop step %s failed: %s", label, exc)
         if self._runner:

@@ -4,11 +4,16 @@ GET  /_sim/ledger                               billing ledger (see ledger.py)
 GET  /_sim/settings, POST /_sim/settings        live durations: pending_s, initializing_s, job_scheduling_s,
                                                 job_run_s, minute_s
 POST /_sim/prices                               {"instanceType","instanceSize","pricePerHour"[,"vendor","region"]}
-                                                or {"flavor","pricePerHour"} for a job flavor
+                                                or {"flavor","pricePerHour"} for a job flavor; endpoints that
+                                                bill on that compute are charged the new price from now;
+                                                "pricePerHour": null takes the compute out of the price list
+                                                (HF no longer prices it; billing goes on at the last price)
 POST /_sim/quota                                {"instanceType","maxAccelerators"}
 POST /_sim/tokens                               {"token","user","role","scoped":{ns:[perms]},"global":[...],"orgs"?}
 GET  /_sim/faults, POST /_sim/faults, DELETE /_sim/faults   see faults.py
 POST /_sim/endpoints/{ns}/{name}/mutate         {"repository"?,"instanceType"?,"instanceSize"?,"state"?,"message"?}
+                                                (a compute change while billing is charged at its price from now)
+POST /_sim/endpoints/{ns}/{name}/resume         resume as another client would (HF's UI, a second machine)
 DELETE /_sim/endpoints/{ns}/{name}              delete behind the client's back
 GET  /_sim/endpoints/{ns}/{name}/requests       {"requests": inference calls received, "health_requests": n}
 """
@@ -66,10 +71,13 @@ async def prices(request: web.Request) -> web.Response:
             return _bad("unknown flavor or bad pricePerHour")
         state.jobs.prices[body["flavor"]] = float(price)
         return web.json_response({"changed": 1})
+    for ep in state.endpoints.all():  # settle what was due at the old price first
+        state.endpoints.advance(ep)
     try:
         changed = state.hardware.set_price(body)
     except ValueError as exc:
         return _bad(str(exc))
+    state.endpoints.reprice_all()
     return web.json_response({"changed": changed}) if changed else _bad("no such compute")
 
 
@@ -120,12 +128,22 @@ async def mutate(request: web.Request) -> web.Response:
     for key in ("instanceType", "instanceSize"):
         if key in body:
             ep.compute[key] = str(body[key])
+    state.endpoints.reprice(ep)
     if "state" in body:
         if body["state"] not in ("failed", "updateFailed", "running", "paused", "scaledToZero", "initializing"):
             return _bad("unsupported state")
         state.endpoints.set_state(ep, body["state"], message=body.get("message"))
     elif "message" in body:
         ep.message = str(body["message"])
+    return web.json_response(state.endpoints.to_json(ep))
+
+
+async def resume(request: web.Request) -> web.Response:
+    state = sim(request)
+    ep = _endpoint(state, request)
+    error = state.endpoints.resume(ep)
+    if error:
+        return _bad(error)
     return web.json_response(state.endpoints.to_json(ep))
 
 
@@ -152,5 +170,6 @@ def add_routes(app: web.Application) -> None:
     for method in ("GET", "POST", "DELETE"):
         app.router.add_route(method, "/_sim/faults", faults)
     app.router.add_post("/_sim/endpoints/{namespace}/{name}/mutate", mutate)
+    app.router.add_post("/_sim/endpoints/{namespace}/{name}/resume", resume)
     app.router.add_delete("/_sim/endpoints/{namespace}/{name}", delete_endpoint)
     app.router.add_get("/_sim/endpoints/{namespace}/{name}/requests", endpoint_requests)

@@ -201,16 +201,9 @@ async def pause_endpoint(request: web.Request) -> web.StreamResponse:
 async def resume_endpoint(request: web.Request) -> web.StreamResponse:
     state, namespace, _ = await _auth(request)
     ep = _find(state, namespace, request.match_info["name"])
-    if ep.state in ("running", "updating"):
-        return hf_error(400, f"Endpoint {ep.name} is already running")
-    if ep.state in ("paused", "failed", "updateFailed"):
-        error = state.endpoints.quota_error(namespace, ep.compute["instanceType"],
-                                            state.endpoints.accelerators(ep), ep)
-        if error:
-            return hf_error(400, error)
-        state.endpoints.set_state(ep, "pending")
-    elif ep.state == "scaledToZero":
-        state.endpoints.set_state(ep, "initializing")
+    error = state.endpoints.resume(ep)
+    if error:
+        return hf_error(400, error)
     return web.json_response(state.endpoints.to_json(ep))
 
 

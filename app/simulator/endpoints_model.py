@@ -127,7 +127,11 @@ class EndpointBook:
         provider, compute = ep.config["provider"], ep.compute
         row = self.hardware.find(provider["vendor"], provider["region"], compute["instanceType"],
                                  compute["instanceSize"])
-        return float(row["pricePerHour"]) if row else 0.0
+        if row is not None and row["pricePerHour"] is not None:
+            return float(row["pricePerHour"])
+        # Unpriced (or unknown) compute: it goes on billing at the last price charged.
+        meter = self.ledger.endpoints.get(ep.key)
+        return meter.price_per_hour if meter is not None else 0.0
 
     def accelerators(self, ep: Endpoint) -> int:
         provider, compute = ep.config["provider"], ep.compute
@@ -166,6 +170,35 @@ class EndpointBook:
             ep.url_assigned = True
         if state == "running":
             ep.last_activity = at  # the idle timer starts when the replica is up
+
+    def resume(self, ep: Endpoint) -> str | None:
+        """Resume as any client would (the API, HF's UI, a second machine); HF's error message or None."""
+        if ep.state in ("running", "updating"):
+            return f"Endpoint {ep.name} is already running"
+        if ep.state in ("paused", "failed", "updateFailed"):
+            error = self.quota_error(ep.namespace, ep.compute["instanceType"], self.accelerators(ep), ep)
+            if error:
+                return error
+            self.set_state(ep, "pending")
+        elif ep.state == "scaledToZero":
+            self.set_state(ep, "initializing")
+        return None
+
+    def reprice(self, ep: Endpoint) -> None:
+        """The compute's price or the endpoint's compute changed: bill from now at the new price (the
+        billing period goes on; minutes that start from now are charged at the new price)."""
+        self.advance(ep)
+        meter, price = self._meter(ep), self.price(ep)
+        if meter.price_per_hour == price:
+            return
+        if ep.state in BILLABLE:
+            meter.open(ep.state, self.clock(), price)
+        else:
+            meter.price_per_hour = price
+
+    def reprice_all(self) -> None:
+        for ep in self.all():
+            self.reprice(ep)
 
     def advance(self, ep: Endpoint) -> None:
         now, s = self.clock(), self.settings

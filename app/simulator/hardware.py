@@ -23,17 +23,18 @@ class Hardware:
         return None
 
     def set_price(self, body: dict[str, Any]) -> int:
-        """Apply {"instanceType","instanceSize","pricePerHour"[,"vendor","region"]}; returns rows changed."""
+        """Apply {"instanceType","instanceSize","pricePerHour"[,"vendor","region"]}; returns rows changed.
+        A null price takes the compute out of the price list (HF no longer says what it costs)."""
         price = body.get("pricePerHour")
-        if not isinstance(price, int | float) or price < 0:
-            raise ValueError("pricePerHour must be a non-negative number")
+        if price is not None and (not isinstance(price, int | float) or price < 0):
+            raise ValueError("pricePerHour must be a non-negative number or null")
         changed = 0
         for row in self.computes:
             if row["instanceType"] != body.get("instanceType") or row["instanceSize"] != body.get("instanceSize"):
                 continue
             if body.get("vendor") not in (None, row["vendor"]) or body.get("region") not in (None, row["region"]):
                 continue
-            row["pricePerHour"] = float(price)
+            row["pricePerHour"] = None if price is None else float(price)
             changed += 1
         return changed
 

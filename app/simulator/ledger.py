@@ -2,8 +2,10 @@
 
 Endpoints accrue billable time while `initializing` or `running` (hf-api.md §1.6); jobs while
 RUNNING. Contiguous billable stretches (initializing then running) form one billing period, and each
-period is billed per started simulated minute (ceil), at the price in force when the period began:
-usd = minutes × pricePerHour / 60. `updating` is not billed (a simplification; HF's old replica keeps
+period is billed per started simulated minute (ceil), each minute at the price in force when that
+minute began: usd = Σ pricePerHour(minute start) / 60. A price or hardware change while billing
+(POST /_sim/prices, /_sim/endpoints/.../mutate) starts a new stretch at the new price within the same
+period, so it is charged from the next minute that starts. `updating` is not billed (a simplification; HF's old replica keeps
 serving during a rolling update). Rows outlive their endpoint or job, so deletes keep their history.
 """
 
@@ -36,24 +38,26 @@ class Meter:
         if self.stretches and self.stretches[-1].end is None:
             self.stretches[-1].end = at
 
-    def periods(self, now: float) -> list[tuple[float, float, float]]:
-        """(start, end, price) of each run of contiguous stretches."""
-        out: list[tuple[float, float, float]] = []
+    def periods(self, now: float) -> list[tuple[float, float, list[tuple[float, float]]]]:
+        """(start, end, [(stretch start, price)...]) of each run of contiguous stretches."""
+        out: list[tuple[float, float, list[tuple[float, float]]]] = []
         for s in self.stretches:
             end = now if s.end is None else s.end
             if out and abs(out[-1][1] - s.start) < 1e-9:
-                out[-1] = (out[-1][0], end, out[-1][2])
+                out[-1] = (out[-1][0], end, [*out[-1][2], (s.start, s.price_per_hour)])
             else:
-                out.append((s.start, end, s.price_per_hour))
+                out.append((s.start, end, [(s.start, s.price_per_hour)]))
         return out
 
     def totals(self, now: float, minute_s: float) -> tuple[int, float]:
         minutes, usd = 0, 0.0
-        for start, end, price in self.periods(now):
+        for start, end, prices in self.periods(now):
             # round() absorbs float noise so exactly 2 minutes does not become 3.
             started = math.ceil(round((end - start) / minute_s, 6)) if end > start else 0
             minutes += started
-            usd += started * price / 60
+            for i in range(started):
+                at = start + i * minute_s
+                usd += next((p for s, p in reversed(prices) if s <= at + 1e-9), prices[0][1]) / 60
         return minutes, usd
 
     def as_json(self, now: float, minute_s: float, origin: float) -> dict[str, Any]:

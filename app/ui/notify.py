@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.services.events import (
     BudgetPaused,
+    CapEnforced,
     Event,
     HfSignedIn,
     HfSignedOut,
@@ -27,19 +28,25 @@ from app.services.events import (
     NodeStopped,
     Notice,
     OffLanPrompt,
+    OwedPauseTaken,
     PairInviteEnded,
     PairInviteOpened,
     PairInviteVoided,
+    PauseOwed,
     PeerJoined,
     PeerLeft,
     PeerPaired,
     PeerRemoved,
     PeerUnpaired,
+    PriceChanged,
+    PriceUnknown,
     ReconcilePaused,
     RentedDrifted,
     RentedFailed,
+    RentedPaused,
     RequesterLimited,
     RequestersChanged,
+    StillBilling,
     WindowEnded,
     WindowStopped,
     Woke,
@@ -80,6 +87,8 @@ RENDERINGS: dict[type[Event], Rendering] = {
     OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
     RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
     RequesterLimited: NOTIFY_ONLY, RequestersChanged: REFRESH_NODES,
+    PriceChanged: NOTIFY, PriceUnknown: NOTIFY, RentedPaused: NOTIFY, CapEnforced: NOTIFY, PauseOwed: NOTIFY,
+    OwedPauseTaken: NOTIFY, StillBilling: NOTIFY,
 }
 
 
@@ -146,6 +155,20 @@ class NotificationPolicy:
                                     f"Its models are no longer available ({reason}).")
             case RequesterLimited(title=title, message=message):
                 return Notification(kind, title, message, "warning")
+            case PriceChanged(node=node):
+                return Notification(kind, f"{node}: price changed", event.summary(), "warning", node)
+            case PriceUnknown(node=node):
+                return Notification(kind, f"{node}: price unknown", event.summary(), "warning", node)
+            case RentedPaused(node=node, detail=detail):
+                return Notification(kind, f"{node} paused", detail, node=node)
+            case CapEnforced(node=node):
+                return Notification(kind, f"{node}: resumed over its cap", event.summary(), "warning", node)
+            case PauseOwed(node=node):
+                return Notification(kind, f"{node}: pause not sent", event.summary(), "error", node)
+            case OwedPauseTaken(node=node):
+                return Notification(kind, f"{node}: paused", event.summary(), node=node)
+            case StillBilling(node=node, message=message):
+                return Notification(kind, f"{node} is still billing", message, "error", node)
             case Notice(title=title, message=message, level=level, node=node):
                 return Notification(kind, title, message, level, node)
         return None

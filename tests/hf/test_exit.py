@@ -61,15 +61,22 @@ def test_sigkill_then_a_start_while_hf_is_unreachable_still_pauses(sim_factory: 
 
 
 def test_pause_on_exit_is_bounded_and_owed(sim_factory: Any, node_factory: Any) -> None:
-    """HF not answering at exit: the node still stops (bounded); the next start pauses it."""
+    """HF not answering at exit: the node says which endpoint still bills and at what price, keeps trying
+    to a longer bound, then stops; the next start pauses it and charges the gap."""
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
-    node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_HF_STOP_TIMEOUT_S="1", PAIRWISE_HF_TIMEOUT_S="0.3")
+    node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_HF_STOP_TIMEOUT_S="1", PAIRWISE_HF_TIMEOUT_S="0.3",
+                         PAIRWISE_HF_EXIT_GIVE_UP_S="3")
     create(node, "gpu", *L4)
     wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
     sim.control("POST", "/_sim/faults", {"target": "management", "kind": "timeout", "count": 1000})
     assert node.signal(signal.SIGTERM) == 0
     sim.control("DELETE", "/_sim/faults")
     assert hf_state(sim, "gpu") == "running"
-    assert "NOT paused on exit" in (node.home / "logs" / "node.log").read_text()
+    printed = node.log.read_text()  # what `pairwise serve` printed
+    assert "WARNING: endpoint demo-user/gpu (rented node gpu) is NOT paused and is still billing on Hugging " \
+           "Face at $0.8/h" in printed and "still trying, for up to 3 s in all" in printed
+    assert "gave up: the next start pauses it" in (node.home / "logs" / "node.log").read_text()
     node.start()
     wait_until(lambda: hf_state(sim, "gpu") == "paused", what="the owed pause at the next start")
+    log = (node.home / "logs" / "node.log").read_text()
+    assert "while nobody watched; charging the gap" in log

@@ -24,7 +24,7 @@ def fakes(exiting: bool) -> tuple[HfHooks, Any, list[str]]:
     watch = SimpleNamespace(hf_state="paused", lock=asyncio.Lock(), namespace="demo-user", endpoint="gpu")
     lifecycle = SimpleNamespace(watch_of=lambda node: watch, touch=lambda w: None, clock=lambda: 0.0,
                                 manager=SimpleNamespace(exiting=exiting, hooks=LifecycleHooks()),
-                                hf=SimpleNamespace(client=Client))
+                                hf=SimpleNamespace(client=Client, before_logout=[]))
     node = SimpleNamespace(name="gpu", decl=SimpleNamespace(
         lifecycle=SimpleNamespace(managed=True, wake_on_request=True)))
     return HfHooks(lifecycle), node, resumed  # type: ignore[arg-type]

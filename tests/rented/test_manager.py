@@ -117,8 +117,8 @@ async def test_cost_budget_and_hooks(setup: dict[str, Any], tls_tiny: TlsTiny) -
             break
         await asyncio.sleep(0.01)
     assert [j["id"] for j in finished] == ["job-1"]
-    assert reached == ["budget reached: $0.60 of $0.50 per day"]
-    assert node.ineligible_reason() == "budget reached: $0.60 of $0.50 per day"
+    assert reached == ["budget reached: $0.60 of $0.50 per day (UTC)"]
+    assert node.ineligible_reason() == "budget reached: $0.60 of $0.50 per day (UTC)"
     assert manager.show("gpu")["cost"]["day_usd"] == pytest.approx(0.6)
     # Raising the cap makes it eligible again.
     await manager.set("gpu", {"budget.usd_per_day": 5})

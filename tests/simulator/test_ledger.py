@@ -19,7 +19,8 @@ def test_meter_bills_each_started_minute_of_each_period() -> None:
     meter.open("initializing", 0.0, 0.8)
     meter.open("running", 0.3, 0.8)  # contiguous with initializing: one period
     meter.close(0.5)
-    assert meter.totals(now=9.0, minute_s=0.2) == (3, 3 * 0.8 / 60)
+    minutes, usd = meter.totals(now=9.0, minute_s=0.2)
+    assert minutes == 3 and math.isclose(usd, 3 * 0.8 / 60)
     meter.open("initializing", 1.0, 1.6)  # a later period at a new price
     meter.close(1.05)
     minutes, usd = meter.totals(now=9.0, minute_s=0.2)
@@ -29,6 +30,16 @@ def test_meter_bills_each_started_minute_of_each_period() -> None:
     exact.close(0.4)
     assert exact.totals(now=1.0, minute_s=0.2)[0] == 2  # exactly two minutes is two, not three
     assert Meter(1.0).totals(now=1.0, minute_s=0.2) == (0, 0.0)
+
+
+def test_each_minute_is_billed_at_the_price_when_it_began() -> None:
+    meter = Meter(0.6)
+    meter.open("running", 0.0, 0.6)
+    meter.open("running", 0.5, 6.0)  # the price rose mid-period: same period, new price from then on
+    meter.close(0.9)
+    minutes, usd = meter.totals(now=9.0, minute_s=0.2)
+    # Minutes start at 0, 0.2, 0.4 (old price), 0.6, 0.8 (new price).
+    assert minutes == 5 and math.isclose(usd, 3 * 0.6 / 60 + 2 * 6.0 / 60)
 
 
 def expected(row: dict[str, Any], now: float, price: float) -> tuple[int, float]:

@@ -37,8 +37,9 @@ async def test_node_list_and_rented_detail(sim: SimulatedHF, make_app: Any) -> N
     assert detail.title.text() == "gpu — Rented · off-LAN (simulated Hugging Face)"
     assert detail.fact_text("Hugging Face says") == "running: Endpoint is ready"
     assert detail.fact_text("Cost this session").startswith("$")
-    assert detail.fact_text("Cost this month").startswith("$")
+    assert detail.fact_text("Cost this month (UTC)").startswith("$")
     assert detail.fact_text("Budget") == "$5.00/day, no cap/month"
+    assert "enforced by this sponsor (desk) for endpoint" in (detail.fact_text("Cap") or "")
     assert detail.fact_text("Idle pause") == "after 30 min"
     assert detail.pause_button.isEnabled() and not detail.resume_button.isEnabled()
     assert detail.delete_button.text() == "Delete…"

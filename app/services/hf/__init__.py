@@ -10,8 +10,9 @@
     records.py   hf_endpoints.json: each watched endpoint as recorded (drift baseline, last activity)
     billing.py   billed minutes from observed states
     watch.py     one watched endpoint
-    lifecycle.py HfLifecycle: state polling, drift, billed minutes, idle pause, owed pauses
-    hooks.py     HfHooks: wake on request, budget pause, pause on exit, reconcile at start
+    pricing.py   HF's current price of an endpoint's compute (the provider list, cached)
+    lifecycle.py HfLifecycle: state polling, drift, price, billed minutes, the cap, idle pause, owed pauses
+    hooks.py     HfHooks: wake on request, budget pause, pause on exit, detach and logout guards, reconcile
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, routes, attach
     routes.py    control routes under /_pairwise/v1/hf
@@ -52,6 +53,8 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
             lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
         node.start_hooks.append(hooks.reconcile_at_start)
+        # Pause on exit keeps trying up to exit_give_up_s before the node stops anyway.
+        node.stop_first_timeout_s = max(node.stop_first_timeout_s, service.tuning.exit_give_up_s + 5.0)
         node.stop_last.append(lifecycle.stop)
         attach_jobs(node, service, manager)  # batch windows (jobs_*.py)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client

@@ -5,6 +5,10 @@ billed stretch (hf-api.md §1.6, §1.7). The sponsor sees states only when it po
 side of spending: a stretch is taken to start at the last moment the endpoint was seen *not* billed
 (the earliest it can have started), and a minute is charged the moment it starts. The meter can then
 run ahead of HF's bill, never behind it, so a budget cap is reached no later than HF reaches it.
+
+This counts locally when the next minute starts (so the lifecycle wakes then); what is charged is
+decided by the endpoint's spend account (app/services/rented/spend.py), which keeps the stretch across
+restarts and sponsors, and ``align`` takes its view back.
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ class BilledMinutes:
         new = max(0, started - self.charged)
         self.charged = max(self.charged, started)
         return new
+
+    def align(self, start: float, charged: int) -> None:
+        """Take the stretch as the shared spend account has it (another sponsor may have charged it)."""
+        self.stretch_start, self.charged = start, charged
 
     def next_minute_in(self, now: float) -> float | None:
         if self.stretch_start is None:

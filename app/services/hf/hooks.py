@@ -5,8 +5,14 @@
   X-Scale-Up-Timeout. A resume HF refuses becomes an UpstreamError, so the plan fails over.
 - ``on_workload_finished``: the idle timer restarts.
 - ``on_budget_reached``: a managed endpoint owes HF a pause (event ``budget_paused`` once taken).
-- ``on_sponsor_exit``: pause now, bounded by ``stop_timeout_s``; if HF does not answer in time the
-  next start pauses it (HF's own scale-to-zero is the backstop meanwhile).
+- ``on_sponsor_exit``: pause now. If HF has not taken it within ``stop_timeout_s``, say which endpoint
+  still bills and at what price (event ``still_billing`` and a notice: the CLI prints it, the tray
+  shows it) and keep trying up to ``exit_give_up_s`` in all; then the next start pauses it and charges
+  the gap (HF's own scale-to-zero is the backstop meanwhile).
+- ``before_detach``: a managed endpoint that is billing (or may: starting, scaled to zero) is paused
+  first; if the pause fails the detach is refused, saying it keeps billing on HF, unless forced.
+- ``before_logout`` (HfService): the same for every such endpoint before the token is forgotten
+  (without it no pause can be sent); the refusal names them.
 - ``on_detach``: stop watching and forget the record.
 - ``reconcile_at_start`` (a node start hook): a managed endpoint found running, starting or scaled to
   zero after the sponsor was down is paused if it is over budget, idle, or pause-on-exit is on (a
@@ -19,9 +25,9 @@ import asyncio
 import logging
 from typing import Any
 
-from app.services.errors import PairwiseError, UpstreamError
-from app.services.events import Woke
-from app.services.hf.errors import HfError
+from app.services.errors import PairwiseError, RefusedError, UpstreamError
+from app.services.events import OwedPauseTaken, StillBilling, Woke
+from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.watch import PAUSABLE_IDLE, Watch
 from app.services.rented.upstream import RentedUpstream
@@ -37,7 +43,9 @@ class HfHooks:
         hooks.on_workload_finished.append(self.on_workload_finished)
         hooks.on_budget_reached.append(self.on_budget_reached)
         hooks.on_sponsor_exit.append(self.on_sponsor_exit)
+        hooks.before_detach.append(self.before_detach)
         hooks.on_detach.append(self.on_detach)
+        lifecycle.hf.before_logout.append(self.before_logout)
 
     async def before_route(self, node: RentedUpstream) -> None:
         lc = self.lifecycle
@@ -72,17 +80,87 @@ class HfHooks:
             self.lifecycle.request_pause(watch, "budget", reason)
 
     async def on_sponsor_exit(self, node: RentedUpstream) -> None:
-        if self.lifecycle.watch_of(node) is None:
+        lc = self.lifecycle
+        watch = lc.watch_of(node)
+        if watch is None:
             return
-        limit = self.lifecycle.tuning.stop_timeout_s
-        try:
-            async with asyncio.timeout(limit):
-                await self.lifecycle.pause_now(node, "exit", "the sponsor is stopping")
-            log.info("rented node %s paused on sponsor exit", node.name)
-        except (TimeoutError, PairwiseError) as exc:
-            message = exc.message if isinstance(exc, PairwiseError) else f"no answer within {limit:g} s"
-            log.warning("rented node %s NOT paused on exit (the next start will; HF's scale-to-zero is the "
-                        "backstop meanwhile): %s", node.name, message)
+        tuning = lc.tuning
+        started, said = lc.clock(), False
+        while True:
+            left = tuning.exit_give_up_s - (lc.clock() - started)
+            bound = min(left, tuning.stop_timeout_s - (lc.clock() - started)) if not said else left
+            try:
+                async with asyncio.timeout(max(0.05, bound)):
+                    await lc.pause_now(node, "exit", "the sponsor is stopping")
+                log.info("rented node %s paused on sponsor exit", node.name)
+                if said:
+                    lc.bus.publish(OwedPauseTaken(node=node.name, endpoint=f"{watch.namespace}/{watch.endpoint}"))
+                return
+            except (TimeoutError, PairwiseError) as exc:
+                why = exc.message if isinstance(exc, PairwiseError) else "Hugging Face did not answer in time"
+            if lc.clock() - started >= tuning.exit_give_up_s:
+                self._still_billing(node, watch, why, final=True)
+                return
+            if not said and lc.clock() - started >= tuning.stop_timeout_s:
+                self._still_billing(node, watch, why, final=False)
+                said = True
+            await asyncio.sleep(min(tuning.poll_starting_s, max(0.0, tuning.exit_give_up_s - (lc.clock() - started))))
+
+    def _still_billing(self, node: RentedUpstream, watch: Watch, why: str, *, final: bool, when: str = "exit",
+                       then: str | None = None) -> None:
+        lc = self.lifecycle
+        price = node.price_per_hour
+        cost = f"${price:g}/h" if price else "its hourly price (unknown here)"
+        if then is None:
+            then = ("gave up: the next start pauses it and charges the time; until then Hugging Face's "
+                    "scale-to-zero is the only backstop") if final else \
+                   f"still trying, for up to {lc.tuning.exit_give_up_s:g} s in all"
+        message = (f"endpoint {watch.namespace}/{watch.endpoint} (rented node {node.name}) is NOT paused and is "
+                   f"still billing on Hugging Face at {cost}: {why}; {then}. Pause it on Hugging Face to stop the bill.")
+        log.warning("rented node %s: %s", node.name, message)
+        lc.bus.publish(StillBilling(node=node.name, endpoint=f"{watch.namespace}/{watch.endpoint}", price_per_hour=price,
+                                    error=why, when=when, final=final, message=message))
+
+    async def before_detach(self, node: RentedUpstream, force: bool) -> None:
+        failed = await self._pause_billing([node], "detach", "it is being detached")
+        if failed and not force:
+            raise RefusedError(f"refused to detach {node.name}: {failed[0]}; a detached endpoint keeps billing on "
+                               "Hugging Face with nobody watching it. Pause it there, or detach with --yes to "
+                               "leave it billing", title="Endpoint still billing")
+        watch = self.lifecycle.watch_of(node)
+        if failed and watch is not None:
+            self._still_billing(node, watch, failed[0], final=True, when="detach",
+                                then="detached anyway (--yes): nobody watches it now")
+
+    async def before_logout(self, force: bool) -> None:
+        lc = self.lifecycle
+        failed = await self._pause_billing(list(lc.manager.nodes.values()), "logout", "the account is signing out")
+        if failed and not force:
+            raise RefusedError("refused to sign out of Hugging Face: without the token no pause can be sent, and "
+                               "these endpoints are still billing: " + "; ".join(failed) + ". Pause them first, "
+                               "or sign out with --yes to leave them billing", title="Endpoints still billing")
+
+    async def _pause_billing(self, nodes: list[RentedUpstream], reason: str, detail: str) -> list[str]:
+        """Pause every managed endpoint among ``nodes`` that bills (or may); what could not be paused."""
+        lc = self.lifecycle
+        failed: list[str] = []
+        for node in nodes:
+            watch = lc.watch_of(node)
+            may_bill = watch is not None and (watch.hf_state in PAUSABLE_IDLE or
+                                              (watch.hf_state is None and watch.billing.billing))
+            if watch is None or not node.decl.lifecycle.managed or not may_bill:
+                continue
+            try:
+                async with asyncio.timeout(lc.tuning.stop_timeout_s):
+                    await lc.pause_now(node, reason, detail)
+            except HfNotFound:
+                continue  # gone on HF: nothing bills
+            except (TimeoutError, PairwiseError) as exc:
+                why = exc.message if isinstance(exc, PairwiseError) else "Hugging Face did not answer in time"
+                price = node.price_per_hour
+                failed.append(f"{node.name} ({watch.namespace}/{watch.endpoint}, {watch.hf_state}"
+                              f"{f', ${price:g}/h' if price else ''}) could not be paused: {why}")
+        return failed
 
     async def on_detach(self, node: RentedUpstream) -> None:
         self.lifecycle.forget(node.name)

@@ -10,10 +10,23 @@ manager's hooks with it (wake, budget, exit, detach, reconcile at start).
   HF's message). A failure emits `rented_failed`.
 - **Drift**: model or hardware changed, type made public, or deleted outside Pairwise → the node is
   ineligible (`block_reason`, naming what changed); it clears when the endpoint is back as recorded.
-- **Billing**: billed minutes (billing.py) are charged to the manager's meter as each one starts,
-  at HF's hourly price; the manager checks the caps and calls `on_budget_reached`, where a managed
-  endpoint is paused (`budget_paused`). The loop wakes at each minute boundary, so the overshoot
-  past a cap is at most the minute that crossed it.
+- **Price follows HF**: every poll that finds the endpoint billing (or about to) re-reads the price of
+  the compute HF reports for it (pricing.py: the `/v2/provider` list, cached under half a billed
+  minute). A change of compute or price is announced (`price_changed`) and charged from then on at
+  the new price, with the minutes since the old price was last confirmed charged the difference. A
+  compute HF does not price makes the node ineligible and pauses a managed endpoint (`price_unknown`).
+  The meter charges at the higher of the declared and HF's price.
+- **Billing**: billed minutes (billing.py) are charged to the endpoint's spend account (shared by
+  every sponsor home, kept across restarts: rented/spend.py) as each one starts; the manager checks
+  the caps and calls `on_budget_reached`, where a managed endpoint is paused (`budget_paused`). The
+  loop wakes at each minute boundary, so the overshoot past a cap is at most the minute that crossed it.
+- **Downtime**: a managed endpoint whose account has an open stretch when watching begins (the
+  sponsor was down, or detached it while billing) is charged from the stretch's last saved point as
+  soon as HF reports it billing, or at once if HF cannot be asked, before anything else is decided.
+- **The cap is a standing rule**: every poll that finds a managed endpoint over its cap and billing
+  (or about to) pauses it again, whoever resumed it (`cap_enforced`, with a notice).
+- **A pause owed but not sent** (no token, HF refusing or down) raises `pause_owed` and a notice once
+  per billed minute until HF reports the endpoint paused.
 - **Idle pause** after `idle_pause_min` (fractions allowed) without a workload: pause, not
   scale-to-zero (`idle_paused`).
 - **User actions**: `pause_now` / `resume_now` (`rented pause|resume`).
@@ -29,29 +42,48 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import urlsplit
 
 from app.services.clock import awake_clock
-from app.services.errors import PairwiseError
+from app.services.errors import PairwiseError, RefusedError
 from app.services.events import (
+    CapEnforced,
     EventBus,
     IdlePaused,
     NodeChanged,
+    OwedPauseTaken,
+    PauseOwed,
+    PriceChanged,
+    PriceUnknown,
     ReconcilePaused,
     RentedDrifted,
     RentedFailed,
+    RentedPaused,
 )
 from app.services.hf.billing import BilledMinutes
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
-from app.services.hf.models import EndpointInfo
+from app.services.hf.models import BILLED_STATES, EndpointInfo
+from app.services.hf.pricing import HfPrices, Priced
 from app.services.hf.records import EndpointRecord, EndpointRecords
 from app.services.hf.service import HfService
-from app.services.hf.watch import DRIFT_PREFIX, PAUSABLE_IDLE, STARTING, Watch, is_hf_endpoint, split_endpoint
+from app.services.hf.watch import (
+    DRIFT_PREFIX,
+    OVER_CAP_PAUSES,
+    PAUSABLE_IDLE,
+    STARTING,
+    Watch,
+    is_hf_endpoint,
+    split_endpoint,
+)
+from app.services.rented.caps import resume_refusal
 from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 
+# A pause owed for these outranks an idle pause (and is not replaced by one).
+FIRM_PAUSES = ("budget", "start", "price", "detach", "logout", "exit", "user")
 SAVE_ACTIVITY_EVERY_S = 5.0
 
 
@@ -65,6 +97,8 @@ class HfLifecycle:
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._saved_at = 0.0
+        self.prices = HfPrices(self.tuning.billing_minute_s / 2, clock)
+        manager.hooks.account_keys.append(self.account_key)
         # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
@@ -122,6 +156,7 @@ class HfLifecycle:
                 continue
             self._charge(watch, node, now)
             self._check_idle(watch, node, now)
+            self._owed_notice(watch, now)
             if watch.busy():
                 continue
             if watch.pause_reason and now >= watch.next_pause_try:
@@ -152,8 +187,23 @@ class HfLifecycle:
         for name, node in current.items():
             if name not in self.watches:
                 namespace, endpoint = split_endpoint(node.decl.endpoint or "")
-                self.watches[name] = Watch(name, namespace, endpoint, BilledMinutes(self.tuning.billing_minute_s),
-                                           last_activity=self.clock())
+                watch = Watch(name, namespace, endpoint, BilledMinutes(self.tuning.billing_minute_s),
+                              last_activity=self.clock())
+                if node.decl.lifecycle.managed:
+                    # Billed while nobody watched (sponsor down, or detached billing): charged once HF
+                    # says it bills, or at once if HF cannot say (observe / _unknown).
+                    watch.saved_stretch = self.manager.meter.stretch(name)
+                self.watches[name] = watch
+
+    def account_key(self, decl: Any) -> str | None:
+        """An HF endpoint's spend account: HF's API host and the endpoint's namespace/name."""
+        if decl.provider != "huggingface-endpoint" or not decl.endpoint:
+            return None
+        return f"hf-endpoint:{urlsplit(self.hf.urls.endpoints).netloc}/{decl.endpoint}"
+
+    def wall_of(self, at: float) -> float:
+        """The wall-clock time of a moment on ``clock``."""
+        return self.wall() - (self.clock() - at)
 
     def watch_of(self, node: RentedUpstream) -> Watch | None:
         if not is_hf_endpoint(node):
@@ -174,34 +224,75 @@ class HfLifecycle:
         client = self._client(watch)
         if client is None:
             watch.next_poll = self.clock() + self.tuning.poll_steady_s
+            self._unknown(watch)
             return
         sent = self.clock()
         try:
             info = await client.get_endpoint(watch.namespace, watch.endpoint)
+            priced = await self.prices.of(client, info) if info.state in BILLED_STATES else None
         except HfNotFound:
             self._deleted(watch)
             return
         except HfError as exc:
             self._failed_call(watch, exc)
+            self._unknown(watch)
             return
         finally:
             watch.next_poll = self.clock() + self.tuning.poll_steady_s
-        await self.observe(watch, info, sent)
+        await self.observe(watch, info, sent, priced)
 
-    async def observe(self, watch: Watch, info: EndpointInfo, sent: float) -> None:
-        """Take in an endpoint as HF showed it in answer to a request sent at ``sent``."""
+    def _unknown(self, watch: Watch) -> None:
+        """HF could not be asked: an endpoint that was billing when last saved is taken to bill still."""
+        if watch.saved_stretch is None or watch.hf_state is not None:
+            return
+        node = self.manager.nodes.get(watch.name)
+        self._resume_stretch(watch)
+        if node is not None:
+            self._charge(watch, node, self.clock())
+
+    def _resume_stretch(self, watch: Watch) -> None:
+        saved, watch.saved_stretch = watch.saved_stretch, None
+        if saved is None:
+            return
+        node = self.manager.nodes.get(watch.name)
+        if node is not None and node.hf_price is None and isinstance(saved.get("price"), int | float):
+            node.hf_price = float(saved["price"])  # the last price HF was seen to charge
+        start = self.clock() - (self.wall() - float(saved["start"]))
+        watch.billing.align(start, 0)  # every minute since the saved start is due; the account knows which
+        log.info("rented node %s: billing since %s while nobody watched; charging the gap",
+                 watch.name, time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(saved["start"]))))
+
+    async def observe(self, watch: Watch, info: EndpointInfo, sent: float, priced: Priced | None = None) -> None:
+        """Take in an endpoint as HF showed it in answer to a request sent at ``sent`` (and the price of
+        its compute, when it was read)."""
         node = self.manager.nodes.get(watch.name)
         watch.error = None
         previous = watch.hf_state
         watch.hf_state = info.state
+        if node is not None and priced is not None:
+            self._priced(watch, node, priced)
+        billed = info.state in BILLED_STATES
+        if watch.saved_stretch is not None:
+            if billed:
+                self._resume_stretch(watch)  # the downtime is charged below, before any decision
+            watch.saved_stretch = None
+        if node is not None and watch.billing.billing and not billed:
+            self._charge(watch, node, sent)  # minutes started before HF was seen not billing
         watch.billing.observe(info.state, sent)
-        starting = info.state in STARTING or (watch.pause_reason is not None and info.state != "paused")
+        if not billed:
+            self.manager.meter.unbilled(watch.name, self.wall_of(sent))
+        elif node is not None:
+            self._charge(watch, node, self.clock())
+        # Watched closely while starting, while a pause is owed, and while over the cap: a resume from
+        # elsewhere is then caught while HF is still scheduling it (pending is not billed).
+        over_cap = node is not None and node.decl.lifecycle.managed and node.budget_reason is not None
+        starting = info.state in STARTING or (watch.pause_reason is not None and info.state != "paused") or over_cap
         watch.next_poll = self.clock() + (self.tuning.poll_starting_s if starting else self.tuning.poll_steady_s)
         if info.state == "paused" and watch.pause_reason:
             self._paused(watch)
         if node is None:
             return
-        node.simulated = node.simulated or self.hf.client().simulated
+        node.simulated = node.simulated or self._simulated()
         record = self.records.get(watch.name)
         if record is None:
             record = EndpointRecord.of(info, created=False)
@@ -210,6 +301,7 @@ class HfLifecycle:
         node.set_hf_state(info.state, info.message or None)
         if info.state in ("failed", "updateFailed") and previous != info.state:
             self.bus.publish(RentedFailed(node=watch.name, hf_state=info.state, message=info.message or info.state))
+        self._enforce_cap(watch, node, previous, info.state)
         if previous != info.state or changed:
             self.manager.changed(f"rented node {watch.name} is {info.state} on Hugging Face")
         if info.url and node.decl.url != info.url:
@@ -218,6 +310,12 @@ class HfLifecycle:
             except PairwiseError as exc:
                 watch.error = f"could not take the endpoint's URL: {exc.message}"
                 log.warning("rented node %s: %s", watch.name, watch.error)
+
+    def _simulated(self) -> bool:
+        try:
+            return self.hf.client().simulated
+        except PairwiseError:
+            return False  # signed out meanwhile
 
     def _check_drift(self, node: RentedUpstream, changes: list[str], watch: Watch) -> bool:
         if changes:
@@ -259,10 +357,71 @@ class HfLifecycle:
     # -- billing and idle --------------------------------------------------------------------------------------
 
     def _charge(self, watch: Watch, node: RentedUpstream, now: float) -> None:
-        minutes = watch.billing.due(now)
-        price = node.decl.price_per_hour
-        if minutes and price:
-            self.manager.charge(watch.name, minutes * price / 60.0)
+        """Charge the minutes of the billing stretch started by ``now`` to the endpoint's account."""
+        if watch.billing.stretch_start is None:
+            return
+        if not watch.billing.due(now) and not watch.reprice:
+            return
+        watch.reprice = False
+        billed = self.manager.meter.bill(
+            watch.name, since=self.wall_of(watch.billing.stretch_start), now=self.wall_of(now),
+            minute_s=self.tuning.billing_minute_s, price_per_hour=node.price_per_hour or 0.0,
+            price_seen_at=None if watch.price_seen_at is None else self.wall_of(watch.price_seen_at))
+        watch.billing.align(self.clock() - (self.wall() - billed.start), billed.charged)
+        self.manager.check_budget(node)
+
+    # -- price -------------------------------------------------------------------------------------------------
+
+    def _priced(self, watch: Watch, node: RentedUpstream, priced: Priced) -> None:
+        if priced.price_per_hour is None:
+            reason = (f"price unknown: Hugging Face lists no price for {priced.compute}, the compute of endpoint "
+                      f"{watch.namespace}/{watch.endpoint}; a cost that cannot be counted is not allowed")
+            if node.price_reason != reason:
+                node.price_reason = reason
+                log.warning("rented node %s: %s", watch.name, reason)
+                self.bus.publish(PriceUnknown(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}",
+                                              compute=priced.compute, reason=reason,
+                                              paused=node.decl.lifecycle.managed))
+                self.manager.changed(f"rented node {watch.name} {reason}")
+            if node.decl.lifecycle.managed and watch.pause_reason is None:
+                self.request_pause(watch, "price", reason)
+            return
+        if node.price_reason:
+            node.price_reason = None
+            self.manager.changed(f"rented node {watch.name} is priced again")
+        old, new = node.hf_price, priced.price_per_hour
+        watch.price_seen_at = priced.read_at
+        if (old, watch.compute) == (new, priced.compute):
+            return
+        before = node.price_per_hour
+        node.hf_price, was_compute, watch.compute = new, watch.compute, priced.compute
+        self.manager.meter.set_price(watch.name, node.price_per_hour)
+        if old is None or was_compute is None:
+            return  # the first price seen: nothing changed
+        watch.reprice = True
+        what = (f"compute {was_compute} -> {priced.compute}, " if was_compute != priced.compute else "") + \
+               f"${old:g}/h -> ${new:g}/h on Hugging Face"
+        log.info("rented node %s: %s (charged at $%g/h from now, was $%g/h)", watch.name, what,
+                 node.price_per_hour or 0.0, before or 0.0)
+        self.bus.publish(PriceChanged(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}",
+                                      compute=priced.compute, old_price_per_hour=old, price_per_hour=new,
+                                      charged_per_hour=node.price_per_hour or new))
+
+    # -- the cap -----------------------------------------------------------------------------------------------
+
+    def _enforce_cap(self, watch: Watch, node: RentedUpstream, previous: str | None, state: str) -> None:
+        """Over the cap and billing (or about to): pause again, whoever resumed it."""
+        self.manager.check_budget(node)
+        if not node.decl.lifecycle.managed or not node.budget_reason or state not in OVER_CAP_PAUSES:
+            return
+        if watch.pause_reason in FIRM_PAUSES:
+            return  # a pause is already owed
+        if previous == "paused":  # someone resumed it (Pairwise itself refuses to, over the cap)
+            event = CapEnforced(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}", hf_state=state,
+                                reason=node.budget_reason)
+            log.warning("rented node %s: %s", watch.name, event.summary())
+            self.bus.publish(event)
+        self.request_pause(watch, "budget", node.budget_reason)
 
     def _check_idle(self, watch: Watch, node: RentedUpstream, now: float) -> None:
         life = node.decl.lifecycle
@@ -291,7 +450,7 @@ class HfLifecycle:
 
     def request_pause(self, watch: Watch, reason: str, detail: str = "") -> None:
         """Owe HF a pause; the loop keeps asking until HF reports the endpoint paused."""
-        if watch.pause_reason in ("budget", "start") and reason == "idle":
+        if watch.pause_reason in FIRM_PAUSES and reason == "idle":
             return
         watch.pause_reason, watch.pause_detail, watch.next_pause_try = reason, detail, 0.0
         self.kick()
@@ -300,6 +459,7 @@ class HfLifecycle:
         client = self._client(watch)
         if client is None:
             watch.next_pause_try = self.clock() + self.tuning.poll_steady_s
+            watch.pause_failed = watch.error
             return
         async with watch.lock:
             if watch.pause_reason is None:
@@ -312,13 +472,29 @@ class HfLifecycle:
                 return
             except HfError as exc:
                 self._failed_call(watch, exc)
+                watch.pause_failed = exc.message
                 watch.next_pause_try = self.clock() + self.tuning.poll_starting_s
                 return
             await self.observe(watch, info, sent)
 
+    def _owed_notice(self, watch: Watch, now: float) -> None:
+        """A pause is owed and could not be sent: say so once per billed minute until it is."""
+        if not (watch.pause_reason and watch.pause_failed) or now < watch.next_owed_notice:
+            return
+        watch.next_owed_notice = now + self.tuning.billing_minute_s
+        node = self.manager.nodes.get(watch.name)
+        price = node.price_per_hour if node is not None else None
+        event = PauseOwed(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}",
+                          reason=watch.pause_detail or watch.pause_reason, error=watch.pause_failed, price_per_hour=price)
+        log.warning("rented node %s: %s", watch.name, event.summary())
+        self.bus.publish(event)
+
     def _paused(self, watch: Watch) -> None:
         reason, detail = watch.pause_reason, watch.pause_detail
         watch.pause_reason, watch.pause_detail = None, ""
+        if watch.pause_failed:
+            watch.pause_failed, watch.next_owed_notice = None, 0.0
+            self.bus.publish(OwedPauseTaken(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}"))
         if reason is None:
             return
         log.info("rented node %s paused on Hugging Face (%s)", watch.name, detail or reason)
@@ -327,6 +503,8 @@ class HfLifecycle:
             self.bus.publish(IdlePaused(node=watch.name, idle_minutes=node.decl.lifecycle.idle_pause_min or 0.0))
         elif reason == "start":
             self.bus.publish(ReconcilePaused(node=watch.name, reason=detail or reason))
+        elif reason in ("price", "detach", "logout"):
+            self.bus.publish(RentedPaused(node=watch.name, why=reason, detail=detail or reason))
         # A budget pause was told when the cap was reached (BudgetPaused); a user's pause by the user.
 
     async def pause_now(self, node: RentedUpstream, reason: str = "user", detail: str = "") -> EndpointInfo:
@@ -342,8 +520,15 @@ class HfLifecycle:
 
     async def resume_now(self, node: RentedUpstream) -> EndpointInfo:
         watch = self._require(node)
-        if node.budget_reason:
-            raise PairwiseError(f"refused to resume {node.name}: {node.budget_reason}", title="Budget reached")
+        client = self.hf.client()
+        info = await client.get_endpoint(watch.namespace, watch.endpoint)
+        priced = await self.prices.of(client, info)
+        if priced is not None:
+            self._priced(watch, node, priced)
+        self.manager.check_budget(node)
+        refusal = resume_refusal(node)
+        if refusal:
+            raise RefusedError(f"refused to resume {node.name}: {refusal}", title="Budget reached")
         async with watch.lock:
             watch.pause_reason = None
             watch.last_activity = self.clock()  # a resume starts a fresh idle period

@@ -27,6 +27,7 @@ from app.services.hf.records import EndpointRecord, EndpointRecords
 from app.services.hf.service import HfService
 from app.services.hf.tokens import CALL, MANAGE
 from app.services.hf.watch import split_endpoint
+from app.services.rented.caps import minute_refusal
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
 
@@ -80,6 +81,9 @@ class HfRented:
                            scale_to_zero_timeout_min=timeout)
         price = row.pricePerHour
         day, month = params.get("usd_per_day"), params.get("usd_per_month")
+        refusal = minute_refusal(name, {"usd_per_day": day, "usd_per_month": month}, price, creating=True)
+        if refusal:
+            raise RefusedError(f"refused to create {name}: {refusal}", title="Cap below one billed minute")
         return {
             "name": name, "namespace": namespace, "endpoint": endpoint, "model": model, "engine": engine,
             "gpu": f"{row.instanceType} {row.instanceSize}", "accelerator": row.accelerator, "vendor": row.vendor,
@@ -93,12 +97,13 @@ class HfRented:
     async def create(self, params: dict[str, Any]) -> dict[str, Any]:
         plan = await self.plan(params)
         client = self.hf.client()
-        token = self.hf.token()  # the endpoint is called with the signed-in token (a keyring copy per node)
         sent = self.lifecycle.clock()
         info = await client.create_endpoint(plan["namespace"], plan["body"])
         self.records.put(plan["name"], EndpointRecord.of(info, created=True))
         try:
-            await self.manager.attach(self._declaration(plan, params), token)
+            # No token of its own: the node reads the signed-in account's token when it sends, so a
+            # later login or logout reaches it.
+            await self.manager.attach(self._declaration(plan, params), None)
         except BaseException:
             # Never leave a GPU we just rented behind an error: delete what nobody will manage.
             self.records.forget(plan["name"])

@@ -23,7 +23,7 @@ def hf_routes(hf: HfService) -> list[Route]:
         return web.json_response(await hf.login(token))
 
     async def logout(request: web.Request) -> web.Response:
-        await hf.logout()
+        await hf.logout(force=(await json_body(request)).get("yes") is True)
         return web.json_response({"signed_in": False})
 
     async def status(request: web.Request) -> web.Response:

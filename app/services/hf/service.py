@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.services.errors import CredentialError, RefusedError
@@ -34,6 +35,9 @@ class HfService:
         self.tuning = tuning or HfTuning.from_env()
         self._client: HuggingFaceClient | None = None
         self._report: TokenReport | None = None
+        # Awaited before the token is forgotten (``force``: sign out even if they cannot do their part);
+        # the lifecycle pauses billing endpoints here, while a pause can still be sent.
+        self.before_logout: list[Callable[[bool], Awaitable[None]]] = []
 
     def _make_client(self, token: str) -> HuggingFaceClient:
         return HuggingFaceClient(self.urls, token, extra_ca=self.extra_ca, tuning=self.tuning)
@@ -107,7 +111,9 @@ class HfService:
         self.bus.publish(HfSignedIn(user=report.user, namespaces=[n.name for n in report.namespaces]))
         return report.to_json()
 
-    async def logout(self) -> None:
+    async def logout(self, *, force: bool = False) -> None:
+        for guard in list(self.before_logout):
+            await guard(force)
         self.secrets.delete(TOKEN_KEY)
         self._report = None
         await self.aclose()

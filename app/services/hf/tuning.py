@@ -7,7 +7,9 @@ PAIRWISE_HF_RETRIES         retries after a 429, 5xx, timeout or network error (
 PAIRWISE_HF_BACKOFF_S       first backoff; doubles per retry, capped (0.5)
 PAIRWISE_HF_POLL_STARTING_S state poll while an endpoint starts or wakes (min(2, minute/8))
 PAIRWISE_HF_POLL_STEADY_S   state poll while it is steady (min(30, minute/2))
-PAIRWISE_HF_STOP_TIMEOUT_S  how long pause-on-exit may take before the node stops anyway (15)
+PAIRWISE_HF_STOP_TIMEOUT_S  how long pause-on-exit may take before the node says which endpoint still
+                            bills (15)
+PAIRWISE_HF_EXIT_GIVE_UP_S  how long pause-on-exit keeps trying in all before the node stops anyway (60)
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class HfTuning:
     poll_starting_s: float = 2.0
     poll_steady_s: float = 30.0
     stop_timeout_s: float = 15.0
+    exit_give_up_s: float = 60.0
 
     @property
     def budget_tick_s(self) -> float:
@@ -49,4 +52,5 @@ class HfTuning:
             poll_starting_s=_env_float("PAIRWISE_HF_POLL_STARTING_S", min(2.0, minute / 8), minimum=0.001),
             poll_steady_s=_env_float("PAIRWISE_HF_POLL_STEADY_S", min(30.0, minute / 2), minimum=0.001),
             stop_timeout_s=_env_float("PAIRWISE_HF_STOP_TIMEOUT_S", 15.0, minimum=0.1),
+            exit_give_up_s=_env_float("PAIRWISE_HF_EXIT_GIVE_UP_S", 60.0, minimum=0.1),
         )

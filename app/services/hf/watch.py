@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 STARTING = ("pending", "initializing", "updating")
 # Idle pause also takes a scaled-to-zero endpoint: it still holds GPU quota and wakes on any request.
 PAUSABLE_IDLE = ("pending", "initializing", "updating", "running", "scaledToZero")
+# States the budget cap pauses: billing, about to bill, or woken by any caller with a token.
+OVER_CAP_PAUSES = PAUSABLE_IDLE
 DRIFT_PREFIX = "drifted: "
 
 
@@ -35,10 +37,16 @@ class Watch:
     last_activity: float  # monotonic
     hf_state: str | None = None
     next_poll: float = 0.0
-    pause_reason: str | None = None  # budget | idle | start | exit | user: a pause still owed to HF
+    pause_reason: str | None = None  # budget | idle | start | exit | user | price | detach | logout: owed to HF
     pause_detail: str = ""
     next_pause_try: float = 0.0
     error: str | None = None  # the last management-API failure, until a call succeeds
+    pause_failed: str | None = None  # why the owed pause could not be sent (a notice each minute)
+    next_owed_notice: float = 0.0
+    saved_stretch: dict[str, Any] | None = None  # the account's open stretch when watching began
+    compute: str | None = None  # what HF runs it on, as last priced
+    reprice: bool = False  # HF's price changed: charge the difference now
+    price_seen_at: float | None = None  # when HF's list last gave the price charged (lifecycle clock)
     activity_dirty: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)

@@ -16,6 +16,8 @@ from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
 from app.services.rented.peer_view import PeerRentedViews
 from app.services.rented.routes import control_routes
+from app.services.rented.spend import FILE_NAME as SPEND_FILE
+from app.services.rented.spend import spend_dir
 from app.services.rented.store import RentedStore
 
 if TYPE_CHECKING:
@@ -28,7 +30,10 @@ def attach_rented(node: Node) -> RentedManager:
     manager = RentedManager(
         store=RentedStore.of(node.home), secrets=node.secrets, registry=node.registry, bus=node.bus,
         sponsor_name=node.name, sponsor_id=node.node_id, extra_ca=node.extra_ca,
-        meter=CostMeter(node.home.rented_meter_file), jobs=node.jobs, replicators=node.tracker.replicators,
+        # Spend accounts are shared by every home of the user (spend.py); the home's own per-name
+        # totals from before are taken into them once.
+        meter=CostMeter(spend_dir() / SPEND_FILE, legacy=node.home.rented_meter_file), jobs=node.jobs,
+        replicators=node.tracker.replicators,
     )
     node.start_hooks.append(manager.start)
     node.stop_first.append(("rented: pause on sponsor exit", manager.on_sponsor_exit))

@@ -34,7 +34,7 @@ def shared_fact(node: RentedUpstream) -> dict[str, Any]:
     return {
         "id": node.node_id, "name": node.name, "kind": "rented", "label": LABEL,
         "provider": node.decl.provider, "gpu": node.decl.gpu, "state": state,
-        "price_per_hour": node.decl.price_per_hour, "sponsor": node.sponsor_name, "sponsor_id": node.sponsor_id,
+        "price_per_hour": node.price_per_hour, "sponsor": node.sponsor_name, "sponsor_id": node.sponsor_id,
         "shared": node.decl.share_with_cluster, "policy": node.decl.policy, "eligible": eligible,
         "reason": reason or state_reason, "models": node.served_names(), "off_lan": True,
         "online": state in ("eligible", "cold") or (eligible and state in ("paused", "starting")),
@@ -58,7 +58,23 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
         # Flat spellings of the same totals, as `rented show --json` promises them (issue 6).
         "cost_session_usd": totals["session_usd"], "cost_month_usd": totals["month_usd"],
         "ca_file": decl.ca_file,
+        "price_declared": decl.price_per_hour, "hf_price_per_hour": node.hf_price,
+        "spend_account": totals.get("account"), "cap_note": cap_note(node),
     }
+
+
+def cap_note(node: RentedUpstream) -> str | None:
+    """Who enforces a cap, on what, and in which days: shown by `rented show` and the node detail."""
+    budget = node.decl.budget
+    caps = [f"${cap:g} per {period}" for period, cap in (("day", budget.usd_per_day), ("month", budget.usd_per_month))
+            if cap is not None]
+    if not caps:
+        return None
+    what = f"endpoint {node.decl.endpoint}" if node.decl.endpoint else f"rented node {node.name}'s endpoint"
+    pause = "pauses it at the cap" if node.decl.lifecycle.managed else "stops routing to it at the cap (not managed: it is not paused)"
+    return (f"the cap of {' and '.join(caps)} is enforced by this sponsor ({node.sponsor_name}) for {what}: "
+            f"spend is counted per endpoint, shared with every sponsor home on this machine, and this sponsor "
+            f"{pause}; days and months are UTC")
 
 
 def peer_refusal(fact: dict[str, Any], caller: Caller | None) -> str | None:

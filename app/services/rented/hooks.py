@@ -14,9 +14,13 @@ A controller registers callables on ``RentedManager.hooks``; Pairwise calls them
   (the node is already ineligible with ``reason``); pause the endpoint here.
 - ``on_sponsor_exit``: ``async (node) -> None`` for each node with ``pause_on_sponsor_exit``, run
   first when the sponsor stops (while the network is still up).
+- ``before_detach``: ``async (node, force: bool) -> None`` before a detach is decided: pause a
+  billing endpoint first, or raise (``RefusedError``) to refuse unless ``force``.
 - ``on_detach``: ``async (node) -> None`` before a node is detached.
 - ``row_extras``: ``(node) -> dict``, merged into the node's local row (``rented show``): what a
   controller knows that the declaration does not (a batch window's stage and end).
+- ``account_keys``: ``(decl) -> str | None``: the provider's identity of what ``decl`` rents (an HF
+  endpoint's API host and namespace/name, a Job's id...), the key of its spend account; None: not mine.
 - ``resolvers``: ``async (decl: RentedDecl, token: str | None) -> RentedDecl``; called on attach,
   apply and start for a ``huggingface-endpoint`` declared by ``endpoint: NS/NAME``: fill ``url``,
   ``gpu``, ``price_per_hour`` from the provider's API (and set state through the manager after).
@@ -42,6 +46,8 @@ NodeHook = Callable[["RentedUpstream"], Awaitable[None]]
 FinishedHook = Callable[["RentedUpstream", dict[str, Any]], None]
 BudgetHook = Callable[["RentedUpstream", str], Awaitable[None]]
 Resolver = Callable[["RentedDecl", "str | None"], Awaitable["RentedDecl"]]
+DetachGuard = Callable[["RentedUpstream", bool], Awaitable[None]]
+AccountKey = Callable[["RentedDecl"], "str | None"]
 
 
 @dataclass
@@ -50,7 +56,9 @@ class LifecycleHooks:
     on_workload_finished: list[FinishedHook] = field(default_factory=list)
     on_budget_reached: list[BudgetHook] = field(default_factory=list)
     on_sponsor_exit: list[NodeHook] = field(default_factory=list)
+    before_detach: list[DetachGuard] = field(default_factory=list)
     on_detach: list[NodeHook] = field(default_factory=list)
+    account_keys: list[AccountKey] = field(default_factory=list)
     resolvers: list[Resolver] = field(default_factory=list)
     row_extras: list[Callable[[RentedUpstream], dict[str, Any]]] = field(default_factory=list)
     # Set by the manager: called when a request's first byte arrived (starts the cost meter).

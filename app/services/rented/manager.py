@@ -9,14 +9,17 @@ Public API (all names by rented-node name):
 - ``await apply(items, token) -> list[dict]``: attach new declarations, replace existing ones.
 - ``await set(name, changes, token=None) -> dict``: change fields (dotted or nested keys, see
   ``decl.apply_changes``); a new token replaces the stored one.
-- ``await detach(name)``: forget the node and delete its token from the keyring.
+- ``await detach(name, force=False)``: forget the node and delete its token from the keyring (the
+  ``before_detach`` hooks first: a provider may pause a billing endpoint, or refuse without ``force``).
 - ``list() -> list[dict]``, ``show(name) -> dict``: local rows (URL included; never the token).
 - ``get(name) -> RentedUpstream`` and ``nodes``: the live nodes, whose state fields a lifecycle
   controller drives (``set_hf_state``, ``block_reason``); ``changed(reason)`` tells everyone.
 - ``shared_facts() -> list[dict]``: what peers may see (no URL, no token).
 - ``node_rows() -> list[dict]``: rows for ``pairwise nodes`` on this node.
 - ``hooks``: ``LifecycleHooks`` (before_route, on_workload_finished, on_budget_reached,
-  on_sponsor_exit, on_detach, resolvers); ``meter``: the ``CostMeter``.
+  on_sponsor_exit, before_detach, on_detach, resolvers, account_keys); ``meter``: the ``CostMeter``, whose
+  day and month totals belong to the endpoint's spend account (``account_of(decl)``), not to the name;
+  ``tokens``: the ``TokenProvider`` every node reads its token from when it sends a request.
 - ``await start()``, ``await stop()``, ``await on_sponsor_exit()``.
 """
 
@@ -34,6 +37,8 @@ from app.services.events import (
     BudgetPaused,
     Event,
     EventBus,
+    HfSignedIn,
+    HfSignedOut,
     NodeChanged,
     Notice,
     OffLanPrompt,
@@ -45,13 +50,15 @@ from app.services.jobs.records import Workload
 from app.services.jobs.requester import requester_text
 from app.services.jobs.store import JobStore
 from app.services.outbound import ca_files, outbound_ssl_context
+from app.services.rented.credentials import TokenProvider
 from app.services.rented.decl import RentedDecl, apply_changes, validate_decl
 from app.services.rented.facts import local_row, shared_fact
 from app.services.rented.hooks import LifecycleHooks
 from app.services.rented.meter import CostMeter
 from app.services.rented.probe import PUBLIC_WARNING
+from app.services.rented.spend import url_identity
 from app.services.rented.store import RentedStore, secret_key
-from app.services.rented.upstream import RentedUpstream
+from app.services.rented.upstream import RentedUpstream, rented_node_id
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
 
@@ -75,9 +82,10 @@ class RentedManager:
         self.hooks = LifecycleHooks()
         self.hooks.began = self._began
         self.exiting = False  # set when the sponsor stops: no wake-on-request any more
-        # Where a node without a token of its own may borrow one (the signed-in HF account for
-        # Hugging Face providers); the token stays in the keyring under its own key.
-        self.fallback_tokens: list[Callable[[RentedDecl], str | None]] = []
+        # Every node reads its token here when it sends; a node without a token of its own borrows
+        # one from the fallbacks (the signed-in HF account for Hugging Face providers).
+        self.tokens = TokenProvider(secrets)
+        self.fallback_tokens = self.tokens.fallbacks
         self.nodes: dict[str, RentedUpstream] = {}
         self._task: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Future[Any]] = set()
@@ -92,7 +100,7 @@ class RentedManager:
                 decl = await self._resolve(decl, token)
             except Exception as exc:  # one broken declaration must not keep the node from starting
                 log.warning("rented node %s not resolved: %s", decl.name, exc)
-            self._install(self._make(decl, token))
+            self._install(self._make(decl))
         # Probe before the front door opens, but never hold the node's start for a slow endpoint.
         first = asyncio.ensure_future(self.refresh_all())
         self._pending.add(first)
@@ -127,7 +135,7 @@ class RentedManager:
         before = [shared_fact(n) for n in self.nodes.values()]
         await asyncio.gather(*(n.probe() for n in list(self.nodes.values())), return_exceptions=True)
         for node in list(self.nodes.values()):
-            self._check_budget(node)
+            self.check_budget(node)
         if before != [shared_fact(n) for n in self.nodes.values()]:
             self.changed("rented nodes refreshed")
 
@@ -142,15 +150,36 @@ class RentedManager:
             raise NotFound(f"no rented node named {name!r}")
         return node
 
-    def _make(self, decl: RentedDecl, token: str | None) -> RentedUpstream:
-        for fallback in self.fallback_tokens:
-            if token:
-                break
-            token = fallback(decl)
+    def _make(self, decl: RentedDecl, token: str | None = None) -> RentedUpstream:
+        """A node reading its token from ``tokens`` at send time; ``token``: one not yet in the keyring,
+        used until ``_keep_token`` stores it (a refused token is never stored)."""
         node = RentedUpstream(decl, sponsor_name=self.sponsor_name, sponsor_id=self.sponsor_id, token=token,
                               extra_ca=self.extra_ca, hooks=self.hooks)
-        self.meter.set_price(decl.name, decl.price_per_hour)
+        if not token:
+            node.set_token(self.tokens.source(lambda: node.decl))
+        self._bind(node)
         return node
+
+    def _keep_token(self, node: RentedUpstream, token: str) -> None:
+        self.secrets.set(secret_key(node.name), token)
+        self.tokens.invalidate(node.name)
+        node.set_token(self.tokens.source(lambda: node.decl))
+
+    def account_of(self, decl: RentedDecl) -> str:
+        """The spend account of what ``decl`` rents: the provider's identity of it (``account_keys``
+        hooks, e.g. an HF endpoint's namespace/name), else its URL's, else the rented node's own identity
+        (also for a Job, whose URL changes with each job)."""
+        for key in self.hooks.account_keys:
+            found = key(decl)
+            if found:
+                return found
+        if decl.url and decl.provider != "huggingface-job":  # a Job's URL is new with each job
+            return url_identity(decl.url)
+        return f"rented-node:{rented_node_id(self.sponsor_id, decl.name)}"
+
+    def _bind(self, node: RentedUpstream) -> None:
+        self.meter.bind(node.name, self.account_of(node.decl))
+        self.meter.set_price(node.name, node.price_per_hour)
 
     def _install(self, node: RentedUpstream) -> None:
         self.nodes[node.name] = node
@@ -191,7 +220,7 @@ class RentedManager:
             raise CredentialError(f"refused to attach {decl.name}: the endpoint refused {hint}: "
                                   f"{result.credential_error}", title="Credential refused")
         if token:
-            self.secrets.set(secret_key(decl.name), token)
+            self._keep_token(node, token)
         self._install(node)
         self._save()
         self._announce(node, "attached")
@@ -226,37 +255,40 @@ class RentedManager:
             decl = await self._resolve(decl, token or (self.secrets.get(secret_key(decl.name))
                                                         if decl.has_credential else None))
         if reconnect:
-            current = token or (self.secrets.get(secret_key(decl.name)) if decl.has_credential else None)
-            node = self._make(decl, current)
+            node = self._make(decl, token)
             node.hf_state, node.hf_message, node.block_reason = old.hf_state, old.hf_message, old.block_reason
+            node.hf_price, node.price_reason = old.hf_price, old.price_reason
             result = await node.probe()
             if result.credential_error:
                 await node.aclose()
                 raise CredentialError(f"refused to change {decl.name}: the endpoint refused the credential: "
                                       f"{result.credential_error}", title="Credential refused")
             if token:
-                self.secrets.set(secret_key(decl.name), token)
+                self._keep_token(node, token)
             self.registry.remove(old.key)
             await old.aclose()
             self._install(node)
         else:
             old.update_decl(decl)
-            self.meter.set_price(decl.name, decl.price_per_hour)
+            self._bind(old)
             node = old
-        self._check_budget(node)
+        self.check_budget(node)
         self._save()
         self._announce(node, "changed")
         return self.show(decl.name)
 
-    async def detach(self, name: str) -> None:
+    async def detach(self, name: str, *, force: bool = False) -> None:
         node = self.get(name)
+        for guard in list(self.hooks.before_detach):
+            await guard(node, force)  # may pause a billing endpoint first, or refuse
         await self.hooks.run_each(self.hooks.on_detach, node, "on_detach")
         self.nodes.pop(name)
         self.registry.remove(node.key)
         await node.aclose()
         if node.decl.has_credential:  # a node without a token never touches the keyring
             self.secrets.delete(secret_key(name))
-        self.meter.forget(name)
+        self.tokens.invalidate(name)
+        self.meter.forget(name)  # the endpoint's spend account stays: a re-attach continues it
         self._save()
         self.changed(f"rented node {name} detached")
 
@@ -288,9 +320,12 @@ class RentedManager:
     # -- cost, budget and off-LAN notices --------------------------------------------------------------------
 
     def _began(self, node: RentedUpstream, job_id: str) -> None:
-        self.meter.begin(node.name, job_id, node.decl.price_per_hour)
+        self.meter.begin(node.name, job_id, node.price_per_hour)
 
     def _on_event(self, event: Event) -> None:
+        if isinstance(event, HfSignedIn | HfSignedOut):
+            self.tokens.invalidate()  # the next request of every node reads the account's token anew
+            return
         if isinstance(event, WorkloadRunning):
             job = event.job
             if job.get("off_lan") and job.get("origin_node_id") == self.sponsor_id:
@@ -324,20 +359,20 @@ class RentedManager:
                     except Exception as exc:
                         log.warning("replicating the cost of job %s failed: %s", job_id, exc)
         self.hooks.workload_finished(node, record)
-        self._check_budget(node)
+        self.check_budget(node)
 
     def charge(self, name: str, usd: float) -> None:
         """For a lifecycle controller: billed time (e.g. idle running minutes) for a node."""
         self.meter.charge(name, usd)
-        self._check_budget(self.get(name))
+        self.check_budget(self.get(name))
 
-    def _check_budget(self, node: RentedUpstream) -> None:
+    def check_budget(self, node: RentedUpstream) -> None:
         budget = node.decl.budget
         reason, reached = None, None
         for period, cap in (("day", budget.usd_per_day), ("month", budget.usd_per_month)):
             spent = self.meter.spent(node.name, period)  # type: ignore[arg-type]
             if cap is not None and spent >= cap:
-                reason = f"budget reached: ${spent:.2f} of ${cap:.2f} per {period}"
+                reason = f"budget reached: ${spent:.2f} of ${cap:.2f} per {period} (UTC)"
                 reached = (spent, cap, period)
                 break
         was = node.budget_reason

@@ -7,16 +7,22 @@ share the hour rather than each paying for it. A workload's total is its ``cost_
 
 A lifecycle controller (the Hugging Face adapter) also knows what the provider bills
 while nobody is using the node (initializing, idle running minutes); it reports that with
+``bill(node, ...)`` (billed minutes of the endpoint's billing stretch, see spend.py) or
 ``charge(node, usd)``. For a budget the meter takes, per period, the larger of the two
 streams: workloads' shares and billed time (they overlap: billed time includes the
 minutes spent serving workloads).
 
-Public API: ``CostMeter(path=None, clock=time.time)``; ``begin(node, job_id, price)``,
-``end(job_id) -> float | None``, ``set_price(node, price)``, ``charge(node, usd)``,
-``totals(node) -> {"session_usd", "day_usd", "month_usd", "in_flight"}``,
-``spent(node, "day"|"month") -> float``. Day and month totals persist in ``path``
-(rented_meter.json in the home, written at most once a second and on ``flush()``) so a restart
-does not reset a budget.
+Day and month totals belong to the endpoint's **spend account** (spend.py), not to the node
+name: ``bind(node, account)`` says which account a node's spend goes to (a node never bound
+uses its own name). Days and months are UTC.
+
+Public API: ``CostMeter(path=None, clock=time.time, legacy=None)``; ``bind(node, account)``,
+``account(node)``; ``begin(node, job_id, price)``, ``end(job_id) -> float | None``,
+``set_price(node, price)``, ``charge(node, usd)``, ``bill(node, since=, now=, minute_s=,
+price_per_hour=, price_seen_at=) -> Billed``, ``unbilled(node, at)``, ``stretch(node)``,
+``totals(node) -> {"session_usd", "day_usd", "month_usd", "in_flight", "price_per_hour", "account"}``,
+``spent(node, "day"|"month") -> float``, ``forget(node)`` (the session only: the account stays).
+Workload shares are written at most once a second and on ``flush()``; billed minutes at once.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.home import write_private
+from app.services.rented.spend import Billed, SpendBook
 
 log = logging.getLogger(__name__)
 Period = Literal["day", "month"]
@@ -47,18 +54,39 @@ class _Node:
 
 
 class CostMeter:
-    def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time) -> None:
-        self.path, self.clock = path, clock
+    def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time, *,
+                 legacy: Path | None = None) -> None:
+        """``path``: the shared spend file (spend.py); ``legacy``: a home's old per-name totals
+        (rented_meter.json), taken into an account the first time its node is bound to one."""
+        self.clock = clock
+        self.book = SpendBook(path, clock)
         self._nodes: dict[str, _Node] = {}
         self._job_node: dict[str, str] = {}
-        self._periods: dict[str, dict[str, Any]] = self._load()
+        self._accounts: dict[str, str] = {}  # node name -> account key
+        self._pending: dict[str, dict[str, float]] = {}  # workload shares not written yet
+        self._legacy_path = legacy
+        self._legacy = self._load_legacy(legacy)
         self._flush_handle: asyncio.TimerHandle | None = None
+
+    # -- accounts --------------------------------------------------------------------------------------------
+
+    def bind(self, node: str, account: str) -> None:
+        """Charge ``node`` to ``account`` (the endpoint's identity) from now on."""
+        self.flush()
+        self._accounts[node] = account
+        old = self._legacy.pop(node, None)
+        if old is not None:
+            self.book.adopt(account, old)
+            self._save_legacy()
+
+    def account(self, node: str) -> str:
+        return self._accounts.get(node, node)
 
     # -- workloads -------------------------------------------------------------------------------------------
 
     def begin(self, node: str, job_id: str, price_per_hour: float | None) -> None:
         meter = self._accrue(node)
-        meter.price = price_per_hour or 0.0
+        meter.price = max(meter.price, price_per_hour or 0.0)
         meter.active.setdefault(job_id, 0.0)
         self._job_node[job_id] = node
 
@@ -70,7 +98,9 @@ class CostMeter:
         meter = self._accrue(node)
         cost = meter.active.pop(job_id, 0.0)
         meter.session_workloads += cost
-        self._add(node, "workloads", cost)
+        stream = self._pending.setdefault(self.account(node), {})
+        stream["workloads"] = stream.get("workloads", 0.0) + cost
+        self._save()
         return cost
 
     def set_price(self, node: str, price_per_hour: float | None) -> None:
@@ -89,10 +119,27 @@ class CostMeter:
     # -- billed time (reported by a lifecycle controller) ----------------------------------------------------
 
     def charge(self, node: str, usd: float) -> None:
+        """Billed USD the controller counted itself; written at once."""
         if usd <= 0:
             return
         self._nodes.setdefault(node, _Node(last=self.clock())).session_billed += usd
-        self._add(node, "billed", usd)
+        self.book.add({self.account(node): {"billed": usd}})
+
+    def bill(self, node: str, *, since: float, now: float, minute_s: float, price_per_hour: float,
+             price_seen_at: float | None = None) -> Billed:
+        """Billed minutes of the endpoint's stretch, shared through its account (see SpendBook.bill)."""
+        billed = self.book.bill(self.account(node), since=since, now=now, minute_s=minute_s,
+                                price_per_hour=price_per_hour, price_seen_at=price_seen_at)
+        if billed.usd > 0:
+            self._nodes.setdefault(node, _Node(last=self.clock())).session_billed += billed.usd
+        return billed
+
+    def unbilled(self, node: str, at: float) -> None:
+        self.book.unbilled(self.account(node), at)
+
+    def stretch(self, node: str) -> dict[str, Any] | None:
+        """The account's open billing stretch (wall-clock ``start``, minutes ``charged``...), or None."""
+        return self.book.stretch(self.account(node))
 
     # -- totals ----------------------------------------------------------------------------------------------
 
@@ -105,55 +152,46 @@ class CostMeter:
             "month_usd": self.spent(node, "month"),
             "in_flight": len(meter.active),
             "price_per_hour": meter.price or None,
+            "account": self.account(node),
         }
 
     def spent(self, node: str, period: Period) -> float:
         meter = self._nodes.get(node)
         running = sum(meter.active.values()) if meter else 0.0
-        row = self._row(node)
-        return max(row[f"{period}_workloads"] + running, row[f"{period}_billed"])
+        account = self.account(node)
+        row = self.book.row(account)
+        pending = self._pending.get(account, {}).get("workloads", 0.0)
+        return max(row[f"{period}_workloads"] + pending + running, row[f"{period}_billed"])
 
     def forget(self, node: str) -> None:
+        """The node is gone from this sponsor; its account (the endpoint's spend) stays."""
+        self.flush()
         self._nodes.pop(node, None)
-        self._periods.pop(node, None)
-        self._save()
+        self._accounts.pop(node, None)
 
-    # -- periods ---------------------------------------------------------------------------------------------
+    # -- persistence -----------------------------------------------------------------------------------------
 
-    def _keys(self) -> tuple[str, str]:
-        now = time.localtime(self.clock())
-        return time.strftime("%Y-%m-%d", now), time.strftime("%Y-%m", now)
-
-    def _row(self, node: str) -> dict[str, Any]:
-        day, month = self._keys()
-        row = self._periods.setdefault(node, {})
-        if row.get("day") != day:
-            row.update(day=day, day_workloads=0.0, day_billed=0.0)
-        if row.get("month") != month:
-            row.update(month=month, month_workloads=0.0, month_billed=0.0)
-        return row
-
-    def _add(self, node: str, stream: str, usd: float) -> None:
-        row = self._row(node)
-        row[f"day_{stream}"] += usd
-        row[f"month_{stream}"] += usd
-        self._save()
-
-    def _load(self) -> dict[str, dict[str, Any]]:
-        if self.path is None or not self.path.exists():
+    def _load_legacy(self, path: Path | None) -> dict[str, dict[str, Any]]:
+        if path is None or not path.exists():
             return {}
         try:
-            data = json.loads(self.path.read_text())
+            data = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            log.warning("rented cost totals unreadable, starting from zero: %s", exc)
+            log.warning("old rented cost totals %s unreadable: %s", path, exc)
             return {}
-        return {k: v for k, v in data.items() if isinstance(v, dict)}
+        return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+    def _save_legacy(self) -> None:
+        if self._legacy_path is None:
+            return
+        if self._legacy:
+            write_private(self._legacy_path, json.dumps(self._legacy).encode())
+        else:
+            self._legacy_path.unlink(missing_ok=True)
 
     def _save(self) -> None:
-        """Persist soon: at most once per SAVE_EVERY_S on a running loop (an fsync per workload is
-        milliseconds on the request path), at once without one. ``flush()`` on stop."""
-        if self.path is None:
-            return
+        """Write workload shares soon: at most once per SAVE_EVERY_S on a running loop (an fsync per
+        workload is milliseconds on the request path), at once without one. ``flush()`` on stop."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -166,5 +204,5 @@ class CostMeter:
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        if self.path is not None:
-            write_private(self.path, json.dumps(self._periods, indent=1).encode())
+        pending, self._pending = self._pending, {}
+        self.book.add(pending)

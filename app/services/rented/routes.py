@@ -5,7 +5,7 @@ POST   /rented                  attach: a declaration's fields plus optional "to
 POST   /rented/apply            {"declarations": [...], "token"?: str}
 GET    /rented/{name}           one row
 PATCH  /rented/{name}           {"changes": {...}, "token"?: str}
-DELETE /rented/{name}           detach
+DELETE /rented/{name}           detach; {"yes": true} detaches even if a billing endpoint cannot be paused
 POST   /rented/{name}/probe     re-probe now (models, credential, public flag)
 
 A token only ever travels inward (CLI → node over loopback) and is never echoed back.
@@ -61,7 +61,8 @@ def control_routes(manager: RentedManager) -> list[tuple[str, str, Handler]]:
         return web.json_response(await manager.set(request.match_info["name"], changes, token))
 
     async def detach(request: web.Request) -> web.Response:
-        await manager.detach(request.match_info["name"])
+        force = (await json_body(request)).get("yes") is True
+        await manager.detach(request.match_info["name"], force=force)
         return web.json_response({"detached": request.match_info["name"]})
 
     async def probe(request: web.Request) -> web.Response:

@@ -27,6 +27,7 @@ import asyncio
 import math
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -65,7 +66,8 @@ class RentedUpstream(Upstream):
     kind = "rented"
     remote = False  # served from this node (a peer's rented node is reached through its sponsor)
 
-    def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str, token: str | None,
+    def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str,
+                 token: str | None | Callable[[], str | None],
                  extra_ca: tuple[str, ...] = (), hooks: LifecycleHooks | None = None) -> None:
         self.decl = decl
         self.key = f"rented:{decl.name}"
@@ -76,7 +78,8 @@ class RentedUpstream(Upstream):
         self.first_byte_timeout_s = decl.cold_start_s
         self.in_flight = 0
         self.hooks = hooks
-        self._token = token
+        # Read when each request is sent (credentials.TokenProvider), never copied at build time.
+        self._token_of: Callable[[], str | None] = token if callable(token) else (lambda: token)
         self._extra_ca = ca_files(*extra_ca, decl.ca_file)
         self._clients = make_shards(extra_ca=self._extra_ca, read_timeout_s=max(decl.cold_start_s, 300.0))
         self.probed: list[ModelEntry] | None = None
@@ -86,6 +89,8 @@ class RentedUpstream(Upstream):
         self.credential_error: str | None = None
         self.block_reason: str | None = None
         self.budget_reason: str | None = None
+        self.hf_price: float | None = None  # the provider's current price, as a lifecycle controller reads it
+        self.price_reason: str | None = None  # why the price is unknown: ineligible until it is known
         self.public = False
         self.simulated = False
         self.last_error: str | None = None
@@ -99,14 +104,20 @@ class RentedUpstream(Upstream):
 
     @property
     def has_token(self) -> bool:
-        return bool(self._token)
+        return bool(self._token_of())
 
-    def set_token(self, token: str | None) -> None:
-        self._token = token
+    def set_token(self, token: str | None | Callable[[], str | None]) -> None:
+        self._token_of = token if callable(token) else (lambda: token)
         self.credential_error = None
 
     def update_decl(self, decl: RentedDecl) -> None:
         self.decl, self.capacity, self.first_byte_timeout_s = decl, decl.capacity, decl.cold_start_s
+
+    @property
+    def price_per_hour(self) -> float | None:
+        """What an hour costs: the higher of the declared price and the provider's."""
+        prices = [p for p in (self.decl.price_per_hour, self.hf_price) if p is not None]
+        return max(prices) if prices else None
 
     @property
     def shared_with_cluster(self) -> bool:
@@ -149,10 +160,12 @@ class RentedUpstream(Upstream):
             return "ineligible", f"credential refused: {self.scrub(self.credential_error)}"
         if self.block_reason:
             return "ineligible", self.block_reason
+        if self.price_reason:
+            return "ineligible", self.price_reason
         if self.budget_reason:
             return "ineligible", self.budget_reason
         budget = self.decl.budget
-        if self.decl.price_per_hour is None and (budget.usd_per_day is not None or budget.usd_per_month is not None):
+        if self.price_per_hour is None and (budget.usd_per_day is not None or budget.usd_per_month is not None):
             # A cap that cannot be counted is no cap: refuse rather than bill blind.
             return "ineligible", ("a budget is set but the price per hour is unknown; "
                                   f"set it with 'pairwise rented set {self.name} --price-per-hour USD'")
@@ -219,7 +232,7 @@ class RentedUpstream(Upstream):
             # traffic: it would keep HF's scale-to-zero (the backstop) from ever starting, and
             # wake the endpoint if it scaled to zero since the last poll.
             return ProbeResult()
-        result = await probe_endpoint(self._clients.main, self._base(), self.decl.provider, self._token, self.hf_state,
+        result = await probe_endpoint(self._clients.main, self._base(), self.decl.provider, self._token_of(), self.hf_state,
                                       f"rented node {self.name}")
         self.simulated = self.simulated or result.simulated
         self.last_error = result.error
@@ -268,7 +281,8 @@ class RentedUpstream(Upstream):
         return opened
 
     def _headers(self, remaining: float) -> dict[str, str]:
-        headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
+        token = self._token_of()
+        headers = {"authorization": f"Bearer {token}"} if token else {}
         if self.decl.provider == "huggingface-endpoint":
             headers["x-scale-up-timeout"] = str(max(1, math.ceil(remaining)))
         return headers

@@ -198,14 +198,16 @@ class NodeDetail(QWidget):
             return
         cost = row.get("cost") or {}
         self._fact("Cost this session", fmt.money(cost.get("session_usd")))
-        self._fact("Cost today", fmt.money(cost.get("day_usd")))
+        self._fact("Cost today (UTC)", fmt.money(cost.get("day_usd")))
         self._fact("By requester", today_text(self.facade.rented_today(str(row.get("name")))))
-        self._fact("Cost this month", fmt.money(cost.get("month_usd")))
+        self._fact("Cost this month (UTC)", fmt.money(cost.get("month_usd")))
         if row.get("endpoint"):
             self._fact("Endpoint", row["endpoint"])
         budget, life = row.get("budget") or {}, row.get("lifecycle") or {}
         self._fact("Budget", f"{fmt.money(budget.get('usd_per_day')) if budget.get('usd_per_day') is not None else 'no cap'}"
                              f"/day, {fmt.money(budget.get('usd_per_month')) if budget.get('usd_per_month') is not None else 'no cap'}/month")
+        if row.get("cap_note"):
+            self._fact("Cap", row["cap_note"])
         idle = life.get("idle_pause_min")
         self._fact("Idle pause", f"after {idle:g} min" if idle else "off")
         self.day_cap.setValue(budget.get("usd_per_day") or 0)

@@ -1,0 +1,123 @@
+"""Spend accounts shared through one locked file: UTC periods, billing stretches charged once, old totals kept."""
+
+from __future__ import annotations
+
+import calendar
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.services.rented.meter import CostMeter
+from app.services.rented.spend import SpendBook, period_keys, url_identity
+
+NOON_UTC = calendar.timegm((2026, 10, 11, 12, 0, 0))
+MINUTE = 60.0
+
+
+class Clock:
+    def __init__(self, now: float = NOON_UTC) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_two_books_on_one_file_charge_each_minute_of_a_stretch_once(tmp_path: Path) -> None:
+    """Two sponsor processes watching one endpoint: the second joins the stretch the first opened."""
+    clock = Clock()
+    path = tmp_path / "spend.json"
+    first, second = SpendBook(path, clock), SpendBook(path, clock)
+    start = clock.now
+    clock.now += 90  # minute 2 has started
+    assert first.bill("ep", since=start, now=clock.now, minute_s=MINUTE, price_per_hour=0.6).usd == pytest.approx(0.02)
+    # The second saw the stretch start later (it polls at other times): it charges nothing new.
+    assert second.bill("ep", since=start + 30, now=clock.now, minute_s=MINUTE, price_per_hour=0.6).usd == 0
+    clock.now += 60  # minute 3
+    assert second.bill("ep", since=start + 30, now=clock.now, minute_s=MINUTE, price_per_hour=0.6).usd == pytest.approx(0.01)
+    assert first.bill("ep", since=start, now=clock.now, minute_s=MINUTE, price_per_hour=0.6).usd == 0
+    assert first.row("ep")["day_billed"] == pytest.approx(0.03) == second.row("ep")["day_billed"]
+
+
+def test_a_price_rise_is_owed_since_the_old_price_was_last_seen(tmp_path: Path) -> None:
+    clock = Clock()
+    book = SpendBook(tmp_path / "spend.json", clock)
+    start = clock.now
+
+    def bill(at: float, price: float, seen: float) -> float:
+        clock.now = start + at
+        return book.bill("ep", since=start, now=clock.now, minute_s=MINUTE, price_per_hour=price,
+                         price_seen_at=start + seen).usd
+
+    assert bill(130, 0.6, seen=120) == pytest.approx(0.03)  # minutes at 0, 60, 120; $0.60/h seen at 120
+    assert bill(190, 0.6, seen=120) == pytest.approx(0.01)  # minute at 180, at the price last seen
+    # HF is seen asking $6/h at 200: the change happened after 120, so the minute begun at 180 owes
+    # the difference too.
+    assert bill(200, 6.0, seen=200) == pytest.approx((6.0 - 0.6) / 60)
+    assert bill(245, 6.0, seen=200) == pytest.approx(0.1)  # the minute at 240, at the new price
+    assert bill(250, 6.0, seen=250) == 0  # the same price seen again: nothing more
+    assert book.row("ep")["day_billed"] == pytest.approx(0.04 + 5.4 / 60 + 0.1)
+
+
+def test_a_closed_stretch_is_not_charged_again_by_a_stale_view(tmp_path: Path) -> None:
+    clock = Clock()
+    book = SpendBook(tmp_path / "spend.json", clock)
+    start = clock.now
+    clock.now += 30
+    book.bill("ep", since=start, now=clock.now, minute_s=MINUTE, price_per_hour=0.6)
+    clock.now += 10
+    book.unbilled("ep", clock.now)
+    assert book.stretch("ep") is None
+    clock.now += 100  # a new stretch: charged from the close at the earliest, not from the old start
+    billed = book.bill("ep", since=start, now=clock.now, minute_s=MINUTE, price_per_hour=0.6)
+    assert billed.start == pytest.approx(start + 40) and billed.charged == 2
+
+
+def test_days_and_months_are_utc_whatever_the_time_zone(tmp_path: Path) -> None:
+    late_evening_utc = calendar.timegm((2026, 10, 31, 23, 30, 0))
+    old = os.environ.get("TZ")
+    try:
+        for zone in ("UTC", "Pacific/Kiritimati", "America/Los_Angeles"):
+            os.environ["TZ"] = zone
+            time.tzset()
+            assert period_keys(late_evening_utc) == ("2026-10-31", "2026-10")
+    finally:
+        if old is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+
+
+def test_meter_keys_spend_by_account_and_keeps_it_after_forget(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "spend.json"
+    meter = CostMeter(path, clock=clock)
+    meter.bind("gpu", "hf-endpoint:api/ns/ep")
+    meter.charge("gpu", 0.05)
+    meter.forget("gpu")  # detached
+    again = CostMeter(path, clock=clock)  # another home, or a re-attach under another name
+    again.bind("renamed", "hf-endpoint:api/ns/ep")
+    assert again.spent("renamed", "day") == pytest.approx(0.05)
+    assert again.totals("renamed")["account"] == "hf-endpoint:api/ns/ep"
+    clock.now += 86400
+    assert again.spent("renamed", "day") == 0 and again.spent("renamed", "month") == pytest.approx(0.05)
+
+
+def test_old_per_name_totals_are_taken_into_the_account(tmp_path: Path) -> None:
+    clock = Clock()
+    legacy = tmp_path / "home" / "rented_meter.json"
+    legacy.parent.mkdir()
+    day, month = period_keys(clock.now)
+    legacy.write_text(json.dumps({"gpu": {"day": day, "day_workloads": 0.0, "day_billed": 0.07,
+                                          "month": month, "month_workloads": 0.0, "month_billed": 0.07}}))
+    meter = CostMeter(tmp_path / "spend.json", clock=clock, legacy=legacy)
+    meter.bind("gpu", "hf-endpoint:api/ns/ep")
+    assert meter.spent("gpu", "day") == pytest.approx(0.07)
+    assert not legacy.exists()
+
+
+def test_url_identity_ignores_case_trailing_slash_and_default_port() -> None:
+    assert url_identity("https://Example.COM/v1/") == url_identity("https://example.com:443/v1")
