@@ -55,7 +55,7 @@ def test_peer_load_counts_our_requests_live_and_the_rest_as_reported() -> None:
 
 def test_online_peers_ordered_by_load_then_free_slots(make_node: Callable[[str], Node], tmp_path: Path) -> None:
     me = make_node("me")
-    manager = PeerManager(me.identity, me.trust, EventBus(), {}, tmp_path)
+    manager = PeerManager(me.identity, me.trust, EventBus(), {}, tmp_path / "manual_peers.json")
     rows = {"big": (8, 0, True), "small": (2, 0, True), "busy": (8, 6, True), "down": (16, 0, False)}
     for name, (capacity, remote, online) in rows.items():
         up = stub_upstream(str(uuid.uuid4()), name)

@@ -30,9 +30,9 @@ log = logging.getLogger(__name__)
 
 class Membership:
     def __init__(self, identity: NodeIdentity, trust: TrustStore, peers: PeerManager, bus: EventBus,
-                 state_dir: Path) -> None:
+                 pending_file: Path) -> None:
         self.identity, self.trust, self.peers, self.bus = identity, trust, peers, bus
-        self._file = state_dir / "unpair_pending.json"
+        self._file = pending_file  # Home.unpair_pending_file
         self.pending: list[PeerPin] = self._load()
         self.retry_s = max(1.0, 5 * peers.poll_s)
         self._task: asyncio.Task[None] | None = None

@@ -76,7 +76,7 @@ class Peer:
 
 class PeerManager:
     def __init__(self, identity: NodeIdentity, trust: TrustStore, bus: EventBus, self_headers: dict[str, str],
-                 state_dir: Path, *, on_online: Callable[[Peer], None] | None = None,
+                 manual_file: Path, *, on_online: Callable[[Peer], None] | None = None,
                  on_silent: Callable[[Peer, float], None] | None = None,
                  off_lan_allowed: Callable[[], bool] = lambda: True) -> None:
         self.identity, self.trust, self.bus = identity, trust, bus
@@ -87,7 +87,7 @@ class PeerManager:
         self.on_online, self.on_silent = on_online, on_silent
         self.off_lan_allowed = off_lan_allowed
         self.peers: dict[str, Peer] = {}
-        self._manual_file = state_dir / "manual_peers.json"
+        self._manual_file = manual_file  # Home.manual_peers_file
         self.manual: list[str] = self._load_manual()
         self._running = False
         self._closing: set[asyncio.Task[Any]] = set()

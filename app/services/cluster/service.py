@@ -43,11 +43,11 @@ class ClusterService:
         self.self_headers = {"X-Pairwise-Name": node.name[:200], "X-Pairwise-Cluster-Port": ""}
         self.book = LoadBook()
         self.hardware: dict[str, Any] = {}
-        self.peers = PeerManager(node.identity, self.trust, node.bus, self.self_headers, self.state_dir,
+        self.peers = PeerManager(node.identity, self.trust, node.bus, self.self_headers, node.home.manual_peers_file,
                                  on_online=self._peer_online, on_silent=self._peer_silent,
                                  off_lan_allowed=lambda: node.settings.off_lan == "allow")
         self.replication = Replication(node, self.peers)
-        self.membership = Membership(node.identity, self.trust, self.peers, node.bus, self.state_dir)
+        self.membership = Membership(node.identity, self.trust, self.peers, node.bus, node.home.unpair_pending_file)
         self.relay = Relay(node, self.book, self._name_of)
         handlers = ClusterHandlers(
             facts=self.facts, inventory=lambda: inventory_doc(node, self.book), relay=self.relay.handle,
