@@ -61,8 +61,11 @@ def frontdoor_budget(open_files: int) -> Budget:
 
 
 def cluster_budget(open_files: int) -> Budget:
+    # A paired peer opens a burst of connections when many requests start at once (one per
+    # concurrent relay), so its address may have 32 handshakes in flight; a stranger holding them
+    # open keeps each for 5 s at most, and all of them together stay within ``total``.
     return Budget(total=_clamp(open_files // 4, 32, 512), per_address=64,
-                  handshake_total=_clamp(open_files // 16, 8, 128), handshake_per_address=8, handshake_s=5.0)
+                  handshake_total=_clamp(open_files // 8, 16, 256), handshake_per_address=32, handshake_s=5.0)
 
 
 class _Gate(asyncio.Protocol):
