@@ -149,6 +149,15 @@ def test_stop_then_a_new_window_on_the_same_rented_node_shares_its_spend(sim_fac
     both = job_ledger(sim, first)["usd"] + job_ledger(sim, second)["usd"]
     row = wait_show(sponsor, "batch", "both windows in today's spend", lambda r: r["cost"]["day_usd"] > spent_first)
     assert abs(row["cost"]["day_usd"] - both) <= 2 * ONE_MINUTE
+    # One account per rented node (HF's host, namespace and the node's name), whatever the job id.
+    assert row["spend_account"].startswith("hf-job:") and row["spend_account"].endswith("/demo-user/batch")
+
+    # Detached and created again, the node finds its account: what it spent today still counts.
+    sponsor.cli("rented", "detach", "batch")
+    over = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu",
+                       "l4x1", "--window", "1h", "--budget-usd-per-day", f"{row['cost']['day_usd'] + 0.1:.4f}",
+                       "--yes", check=False)
+    assert over.returncode != 0 and "it can pay for 7m" in over.stderr
 
 
 def test_a_run_sent_twice_leaves_no_stray_job_billing(sim_factory: Any, node_factory: Any) -> None:

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from app.services.clock import awake_clock
 from app.services.errors import CredentialError, PairwiseError
@@ -40,6 +41,7 @@ from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.jobs_models import LABEL_RENTED, LABEL_SPONSOR, TERMINAL, JobFlavor, JobInfo
 from app.services.hf.jobs_records import JobRecord, JobRecords
 from app.services.hf.service import HfService
+from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
 
@@ -98,6 +100,7 @@ class JobLifecycle:
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._others: set[asyncio.Task[Any]] = set()
+        manager.hooks.account_keys.append(self.account_key)
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
     # -- running -----------------------------------------------------------------------------------------------
@@ -309,6 +312,16 @@ class JobLifecycle:
 
     # -- billing and idle --------------------------------------------------------------------------------------
 
+    def account_of(self, namespace: str, name: str) -> str:
+        """The spend account of rented node ``name``'s windows: HF's API host, the namespace and the node's
+        name (every window is a new job id, so one day's cap covers all of the node's windows)."""
+        return f"hf-job:{urlsplit(self.hf.urls.hub).netloc}/{namespace}/{name}"
+
+    def account_key(self, decl: RentedDecl) -> str | None:
+        """For the manager's ``account_keys``: a batch window's account (None: not a window Pairwise started)."""
+        record = self.records.get(decl.name) if decl.provider == "huggingface-job" else None
+        return self.account_of(record.namespace, decl.name) if record is not None else None
+
     def charge(self, name: str, record: JobRecord) -> None:
         due = billed_minutes(record, self.wall(), self.tuning.billing_minute_s) - record.charged_minutes
         if due <= 0:
@@ -317,8 +330,9 @@ class JobLifecycle:
         usd = due * record.price_per_hour / 60.0
         if name in self.manager.nodes:
             self.manager.charge(name, usd)
-        else:
-            self.manager.meter.charge(name, usd)  # an orphan's minutes still belong to its rented node
+        else:  # an orphan's minutes still belong to its rented node's account
+            self.manager.meter.bind(name, self.account_of(record.namespace, name))
+            self.manager.meter.charge(name, usd)
         self.records.save()
 
     def _check_idle(self, watch: JobWatch, node: RentedUpstream, record: JobRecord, now: float) -> None:

@@ -90,6 +90,8 @@ class HfJobs:
             raise ConfigError(f"--gpu {gpu!r} is not a Hugging Face Jobs flavor; GPU flavors: {gpus}"
                               if gpu else f"--gpu is required for a batch window; GPU flavors: {gpus}")
         namespace = await self.hf.namespace(params.get("namespace"))
+        if existing is None:  # what this node has spent before (a detached node, another home) counts too
+            self.manager.meter.bind(name, self.lifecycle.account_of(namespace, name))
         price = flavor.window_price_per_hour
         cost = window_cost(price, window_s)
         budget = self._budget(params, existing)
