@@ -55,7 +55,9 @@ class EngineDecl(_Model):
             # settings.json is not a credential store, and `engines list` prints URLs.
             raise ValueError("engine URL must not carry a user name or password; give the engine's "
                              "credential with --token-stdin (it is kept in the OS keyring)")
-        return value.rstrip("/")
+        # The base URL as OpenAI's SDK and most tools write it ends in /v1; request paths
+        # (/v1/models, /api/tags) are appended to the server's root, as for rented nodes.
+        return value.rstrip("/").removesuffix("/v1")
 
 
 class HuggingFaceUrls(_Model):

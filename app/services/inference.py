@@ -26,10 +26,18 @@ from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
+from app.services.translate.candidates import CandidateBody, for_candidates, load_answer
 from app.services.translate.lines import LineTooLong
-from app.services.translate.requests import translate_request
+from app.services.translate.requests import is_load_request
 from app.services.translate.responses import StreamTranslator, make_stream_translator
-from app.services.translate.shapes import Api, Operation, canonical_model, error_body, wants_stream
+from app.services.translate.shapes import (
+    Api,
+    Operation,
+    canonical_model,
+    error_body,
+    error_param,
+    wants_stream,
+)
 from app.services.translate.validate import InvalidRequest, validate_request
 
 log = logging.getLogger(__name__)
@@ -148,11 +156,21 @@ class InferenceService:
             message = f"model '{requested}' not found on any node; available models: {available}"
             return json_result(404, error_body(api, message, status=404), headers)
 
+        # Each candidate gets the body in its own API; a field that cannot cross to any of them is
+        # refused by name before a job is opened.
+        bodies, refusals = for_candidates(api, operation, body, model, requested, plan.candidates)
+        if not bodies:
+            first = refusals[0]
+            message = f"{first.message} (the engines serving '{requested}' speak that API)"
+            return json_result(400, error_body(api, message, status=400, param=first.field), headers)
+        first_target = plan.candidates[0].api_for(api)
+        if is_load_request(api, operation, body) and first_target == "openai":
+            return json_result(200, load_answer(operation, body, requested), headers)
         job = self.tracker.open(model=requested, api=api, requester=caller.requester,
                                 origin_node=caller.origin_node, origin_node_id=caller.origin_node_id,
                                 job_id=caller.job_id)
         try:
-            return await self._serve(api, operation, body, caller, requested, model, plan, job, headers)
+            return await self._serve(api, operation, body, caller, requested, bodies, job, headers)
         except Exception as exc:
             # Whatever went wrong, the job ends failed: never left queued or running for ever.
             log.exception("job %s failed inside the node", job.id)
@@ -162,17 +180,14 @@ class InferenceService:
             return json_result(500, error_body(api, message, status=500, kind="server_error"), headers)
 
     async def _serve(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller, requested: str,
-                     model: str, plan: Plan, job: Workload, headers: dict[str, str]) -> InferenceResult:
+                     bodies: list[CandidateBody], job: Workload, headers: dict[str, str]) -> InferenceResult:
         stream = wants_stream(api, operation, body)
         failures: list[str] = []
         limited: list[RequesterLimitError] = []
         started_ns = time.monotonic_ns()
-        for upstream in plan.candidates:
-            target = upstream.api_for(api)
-            upstream_model = upstream.upstream_model(model) or requested
+        for upstream, target, upstream_body in bodies:
             request = UpstreamRequest(
-                api=target, operation=operation, stream=stream, client_api=api,
-                body=translate_request(api, target, operation, body, upstream_model),
+                api=target, operation=operation, stream=stream, client_api=api, body=upstream_body,
                 requester=caller.requester.app or "", requester_key=caller.requester.key or "",
                 origin_node_id=job.origin_node_id, job_id=job.id,
             )
@@ -191,7 +206,7 @@ class InferenceService:
                     self.tracker.finish(job, "cancelled", error="the caller went away before the first byte")
                     raise
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
-                                           target, stream, started_ns, headers)
+                                           target, stream, started_ns, headers, str(upstream_body.get("model")))
         if limited:  # the caller's own limit is what stands in the way: say so (429), with the rest
             return self._refuse_limited(api, job, limited, [f for f in failures if f not in
                                                             {exc.message for exc in limited}], headers)
@@ -217,7 +232,7 @@ class InferenceService:
 
     async def _respond(self, api: Api, operation: Operation, body: dict[str, Any], requested: str, job: Workload,
                        upstream: Upstream, slot: InFlight, opened: Opened, target: Api, stream: bool,
-                       started_ns: int, headers: dict[str, str]) -> InferenceResult:
+                       started_ns: int, headers: dict[str, str], request_model: str) -> InferenceResult:
         """The answer of the upstream that opened. The caller's ``with slot`` gives the slot back
         when this returns or raises; a stream takes it over and gives it back when it closes."""
         ttfb_ms = (time.monotonic_ns() - started_ns) / 1e6
@@ -237,7 +252,8 @@ class InferenceService:
             # A rented node's URL and host stay out of errors.
             message = f"{upstream.display_name()} refused the request: {upstream.scrub(error_text(raw))}"
             self.tracker.finish(job, "failed", error=message)
-            return json_result(opened.status, error_body(api, message, status=opened.status), headers)
+            return json_result(opened.status, error_body(api, message, status=opened.status,
+                                                         param=error_param(raw)), headers)
 
         if stream:
             stream_slot = slot.hand_off()  # the stream outlives this call: its close gives the slot back
@@ -247,7 +263,7 @@ class InferenceService:
                 self.tracker.finish(job, state, error=error, prompt_tokens=translator.usage.prompt_tokens,
                                     completion_tokens=translator.usage.completion_tokens)
 
-            translator = make_stream_translator(target, api, operation, requested, body)
+            translator = make_stream_translator(target, api, operation, requested, str(request_model), body)
             session = StreamSession(opened, upstream, translator, finish, api)
             return InferenceResult(200, translator.content_type, headers, stream=session)
         try:
@@ -264,7 +280,7 @@ class InferenceService:
             return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
         usage = usage_of(target, upstream_body)
         self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
-        if target == api:
+        if target == api and upstream_body.get("model") in (None, requested):
             return InferenceResult(200, "application/json", headers, raw)
-        out = translate_body(target, api, operation, upstream_body, requested, started_ns)
+        out = translate_body(target, api, operation, upstream_body, requested, started_ns, body)
         return json_result(200, out, headers)

@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
 from app.tinymodel.text import count_tokens, embed, reply_tokens
 from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
 
@@ -80,7 +81,8 @@ async def show(request: web.Request) -> web.StreamResponse:
     return await json_reply(request, {
         "modelfile": f"FROM {body['model']}\n", "parameters": "", "template": "{{ .Prompt }}",
         "details": _details(), "model_info": {"general.architecture": "tiny", "tiny.context_length": 4096},
-        "capabilities": ["completion", "embedding"], "modified_at": _MODIFIED_AT,
+        "capabilities": ["embedding"] if "embed" in body["model"] else ["completion", "tools", "thinking"],
+        "modified_at": _MODIFIED_AT,
     })
 
 
@@ -99,33 +101,71 @@ def _final_stats(prompt: str, tokens: list[str], started: int) -> dict[str, Any]
             "prompt_eval_duration": total // 4, "eval_count": len(tokens), "eval_duration": total // 2}
 
 
+def _extras(body: dict[str, Any], tokens: list[str], chat: bool) -> tuple[str, dict[str, Any] | None, str | None]:
+    """The text (JSON under a format), a tool call instead of it, and the reasoning, as asked."""
+    messages = body.get("messages") or []
+    last_role = messages[-1].get("role") if chat and messages and isinstance(messages[-1], dict) else None
+    call = tool_to_call(body.get("tools"), last_role) if chat else None
+    text = "".join(tokens)
+    fmt = body.get("format") or None
+    answered = json_answer(fmt, text) if fmt else None
+    thinking = THINKING if body.get("think") not in (None, False) else None
+    return (answered or text), call, thinking
+
+
 async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat: bool) -> web.StreamResponse:
     started = time.monotonic_ns()
-    tokens, finish = _plan(request, body, prompt)
     model = body["model"]
+    if (not body.get("messages") if chat else not body.get("prompt")):
+        # A load (or, with keep_alive 0, unload) request: nothing is generated.
+        unload = body.get("keep_alive") in (0, "0", "0s")
+        empty = {"message": {"role": "assistant", "content": ""}} if chat else {"response": ""}
+        return await json_reply(request, {"model": model, "created_at": _now(), **empty, "done": True,
+                                          "done_reason": "unload" if unload else "load"})
+    tokens, finish = _plan(request, body, prompt)
+    text, call, thinking = _extras(body, tokens, chat)
+    pieces = tokens if text == "".join(tokens) else [text]
+    top = int(body.get("top_logprobs") or 1)
 
-    def piece(text: str) -> dict[str, Any]:
-        if chat:
-            return {"message": {"role": "assistant", "content": text}}
-        return {"response": text}
+    def piece(content: str, index: int | None) -> dict[str, Any]:
+        out: dict[str, Any] = ({"message": {"role": "assistant", "content": content}} if chat else {"response": content})
+        if body.get("logprobs") and index is not None:
+            out["logprobs"] = logprobs_of([content], top) if content else []
+        return out
 
-    def final(text: str) -> dict[str, Any]:
-        out = {"model": model, "created_at": _now(), **piece(text), "done": True, "done_reason": finish,
+    def final(content: str) -> dict[str, Any]:
+        out = {"model": model, "created_at": _now(), **piece(content, None), "done": True, "done_reason": finish,
                **_final_stats(prompt, tokens, started)}
         if not chat:
             out["context"] = [len(t) for t in tokens]
         return out
 
     if body.get("stream", True) is False:
-        return await json_reply(request, final("".join(tokens)))
+        whole = final("" if call else text)
+        if call:
+            whole["message"]["tool_calls"] = [{"function": call}]
+        if thinking:
+            (whole["message"] if chat else whole)["thinking"] = thinking
+        if body.get("logprobs") and not call:
+            whole["logprobs"] = logprobs_of(pieces, top)
+        return await json_reply(request, whole)
     emitter = Emitter(request, "application/x-ndjson")
     await emitter.start()
-    for token in tokens:
-        line = {"model": model, "created_at": _now(), **piece(token), "done": False}
+    lines: list[dict[str, Any]] = []
+    if thinking:
+        for i, word in enumerate(thinking.split(" ")):
+            line = {"model": model, "created_at": _now(), **piece("", None), "done": False}
+            (line["message"] if chat else line)["thinking"] = word if i == 0 else " " + word
+            lines.append(line)
+    if call:
+        lines.append({"model": model, "created_at": _now(),
+                      "message": {"role": "assistant", "content": "", "tool_calls": [{"function": call}]}, "done": False})
+    else:
+        lines += [{"model": model, "created_at": _now(), **piece(p, i), "done": False} for i, p in enumerate(pieces)]
+    lines.append(final(""))
+    for line in lines:
         if not await emitter.send(json.dumps(line).encode() + b"\n"):
             return emitter.response
-    if not await emitter.send(json.dumps(final("")).encode() + b"\n"):
-        return emitter.response
     return await emitter.finish()
 
 

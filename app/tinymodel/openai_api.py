@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
 from app.tinymodel.text import count_tokens, embed, reply_tokens
 from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
 
@@ -63,7 +64,7 @@ def _sse(payload: Any) -> bytes:
 
 async def list_models(request: web.Request) -> web.StreamResponse:
     data = [
-        {"id": m, "object": "model", "created": _CREATED, "owned_by": "tinymodel"}
+        {"id": m, "object": "model", "created": _CREATED, "owned_by": "tinymodel", "max_model_len": 4096}
         for m in state_of(request).opts.models
     ]
     return await json_reply(request, {"object": "list", "data": data})
@@ -98,6 +99,42 @@ def _wants_usage(body: dict[str, Any]) -> bool:
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
+def _forced_tool(body: dict[str, Any]) -> str | None:
+    """The function the caller forces: a named one, or any ("required") = the first offered."""
+    choice, tools = body.get("tool_choice"), body.get("tools") or [{}]
+    if isinstance(choice, dict):
+        return str((choice.get("function") or {}).get("name"))
+    if choice == "required":
+        return str((tools[0].get("function") or {}).get("name"))
+    return None
+
+
+def _openai_logprobs(tokens: list[str], body: dict[str, Any]) -> dict[str, Any] | None:
+    if not body.get("logprobs"):
+        return None
+    items = logprobs_of(tokens, int(body.get("top_logprobs") or 1))
+    return {"content": [{"token": i["token"], "logprob": i["logprob"], "bytes": list(i["token"].encode()),
+                         "top_logprobs": [{**t, "bytes": list(t["token"].encode())} for t in i["top_logprobs"]]}
+                        for i in items], "refusal": None}
+
+
+def _answer(body: dict[str, Any], prompt: str, tokens: list[str]) -> tuple[str | None, dict[str, Any] | None]:
+    """The message content, or a tool call instead of it."""
+    messages = body.get("messages") or []
+    last_role = messages[-1].get("role") if messages and isinstance(messages[-1], dict) else None
+    call = None if body.get("tool_choice") == "none" else tool_to_call(body.get("tools"), last_role, _forced_tool(body))
+    if call is not None:
+        return None, call
+    return json_answer(_format_of(body), "".join(tokens)) or "".join(tokens), None
+
+
+def _format_of(body: dict[str, Any]) -> Any:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    return "json" if fmt.get("type") == "json_object" else None
+
+
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     body = await _inference_body(request)
     if isinstance(body, web.Response):
@@ -109,24 +146,51 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return openai_error(400, str(exc), "invalid_request_error")
     model, created, cid = body["model"], int(time.time()), _id("chatcmpl", prompt)
     usage = _usage(prompt, len(tokens))
+    content, call = _answer(body, prompt, tokens)
+    thinking = THINKING if body.get("reasoning_effort") else None
+    arguments = "" if call is None else json.dumps(call["arguments"])
+    tool_calls: list[dict[str, Any]] | None = None if call is None else [
+        {"id": "call_tiny0", "type": "function", "function": {"name": call["name"], "arguments": arguments}}]
+    if call is not None:
+        finish = "tool_calls"
+    logprobs = _openai_logprobs(tokens, body) if content is not None else None
     if not body.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        if thinking:
+            message["reasoning_content"] = thinking
         return await json_reply(request, {
             "id": cid, "object": "chat.completion", "created": created, "model": model,
             "system_fingerprint": "fp_tiny",
-            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
-                         "message": {"role": "assistant", "content": "".join(tokens), "refusal": None}}],
+            "choices": [{"index": 0, "finish_reason": finish, "logprobs": logprobs, "message": message}],
             "usage": usage,
         })
 
-    def chunk(delta: dict[str, Any], finish_reason: str | None) -> bytes:
+    def chunk(delta: dict[str, Any], finish_reason: str | None, lp: Any = None) -> bytes:
         return _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
                      "system_fingerprint": "fp_tiny",
-                     "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]})
+                     "choices": [{"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish_reason}]})
 
     emitter = Emitter(request, "text/event-stream")
     await emitter.start()
     frames = [chunk({"role": "assistant", "content": ""}, None)]
-    frames += [chunk({"content": t}, None) for t in tokens]
+    if thinking:
+        frames += [chunk({"reasoning_content": word if i == 0 else " " + word}, None)
+                   for i, word in enumerate(thinking.split(" "))]
+    if tool_calls:
+        half = len(arguments) // 2
+        frames.append(chunk({"tool_calls": [{"index": 0, "id": "call_tiny0", "type": "function",
+                                             "function": {"name": call["name"] if call else "", "arguments": ""}}]}, None))
+        frames += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}, None)
+                   for piece in (arguments[:half], arguments[half:])]
+    elif logprobs is not None or content != "".join(tokens):
+        pieces = [content or ""] if content != "".join(tokens) else tokens
+        for i, piece in enumerate(pieces):
+            lp = {"content": logprobs["content"][i:i + 1], "refusal": None} if logprobs else None
+            frames.append(chunk({"content": piece}, None, lp))
+    else:
+        frames += [chunk({"content": t}, None) for t in tokens]
     frames.append(chunk({}, finish))
     if _wants_usage(body):
         frames.append(_sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -150,11 +214,15 @@ async def completions(request: web.Request) -> web.StreamResponse:
         return openai_error(400, str(exc), "invalid_request_error")
     model, created, cid = body["model"], int(time.time()), _id("cmpl", prompt)
     usage = _usage(prompt, len(tokens))
+    fmt = _format_of(body)
+    if fmt is not None:  # llama.cpp and vLLM take response_format on completions too
+        tokens = [json_answer(fmt, "".join(tokens)) or ""]
     if not body.get("stream"):
         return await json_reply(request, {
             "id": cid, "object": "text_completion", "created": created, "model": model,
             "system_fingerprint": "fp_tiny",
-            "choices": [{"index": 0, "text": "".join(tokens), "logprobs": None, "finish_reason": finish}],
+            "choices": [{"index": 0, "text": "".join(tokens), "logprobs": _legacy_logprobs(tokens, body),
+                         "finish_reason": finish}],
             "usage": usage,
         })
 
@@ -173,6 +241,16 @@ async def completions(request: web.Request) -> web.StreamResponse:
         if not await emitter.send(frame):
             return emitter.response
     return await emitter.finish()
+
+
+def _legacy_logprobs(tokens: list[str], body: dict[str, Any]) -> dict[str, Any] | None:
+    if body.get("logprobs") is None:
+        return None
+    items = logprobs_of(tokens, max(1, int(body["logprobs"])))
+    offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
+    return {"tokens": tokens, "token_logprobs": [i["logprob"] for i in items],
+            "top_logprobs": [{t["token"]: t["logprob"] for t in i["top_logprobs"]} for i in items],
+            "text_offset": offsets}
 
 
 def _encode(vector: list[float], encoding_format: Any) -> list[float] | str:

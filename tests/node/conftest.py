@@ -50,3 +50,30 @@ def engine_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineNode
         node.stop()
         oa.stop()
         ol.stop()
+
+
+@dataclass
+class Route:
+    """How a caller's request reaches the engines: a node's own front door, or another node's
+    front door and then the serving node's peer relay."""
+
+    url: str  # the front door the caller uses
+    openai_engine: TinyProc  # serves oa-model
+    ollama_engine: TinyProc  # serves ol-model:latest
+
+
+@pytest.fixture(scope="module")
+def relay_route(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Route]:
+    from tests.cluster.relay_duo import start_relay_duo
+
+    for duo in start_relay_duo(tmp_path_factory.mktemp("relay-route")):
+        yield Route(duo.origin.url, duo.openai_engine, duo.ollama_engine)
+
+
+@pytest.fixture(params=["front_door", "relay"])
+def route(request: pytest.FixtureRequest) -> Route:
+    if request.param == "front_door":
+        node: EngineNode = request.getfixturevalue("engine_node")
+        return Route(node.node.url, node.openai_engine, node.ollama_engine)
+    relayed: Route = request.getfixturevalue("relay_route")
+    return relayed

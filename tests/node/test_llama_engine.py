@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import ollama
@@ -82,3 +84,37 @@ def test_llama_cpp_through_the_front_door(llama_server: str, node_factory: type[
     assert gen.response and gen.done
     jobs = node.cli_json("jobs")
     assert len(jobs) == 4 and {j["engine"] for j in jobs} == {"llama"} and {j["state"] for j in jobs} == {"completed"}
+
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
+                                           "age": {"type": "integer"}}, "required": ["name", "age"]}
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}},
+                   "required": ["city"]}}}
+
+
+@pytest.mark.llama
+def test_llama_cpp_constrained_answers_and_a_forced_tool_call(llama_server: str, node_factory: type[NodeProc]) -> None:
+    """llama-cpp-python's server constrains output to a schema given as json_object + schema (its
+    dialect; it refuses OpenAI's json_schema type) and makes a forced call to a named function."""
+    node = node_factory("llama").start()
+    node.cli("engines", "add", "llama", "--url", llama_server + "/v1", "--api", "openai")
+    client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="x", max_retries=0)
+    ask: list[Any] = [{"role": "user", "content": "Give a person as JSON."}]
+    schema_format: Any = {"type": "json_object", "schema": PERSON}
+    reply = client.chat.completions.create(model="smollm2", max_tokens=40, temperature=0, messages=ask,
+                                           response_format=schema_format)
+    person = json.loads(reply.choices[0].message.content or "")
+    assert isinstance(person["name"], str) and isinstance(person["age"], int)
+
+    oll = ollama.Client(host=node.url)
+    answer = oll.chat(model="smollm2", messages=ask, format="json", options={"num_predict": 40, "temperature": 0})
+    assert isinstance(json.loads(answer.message.content or ""), dict)  # "json" -> json_object: constrained
+
+    forced: Any = {"type": "function", "function": {"name": "get_weather"}}
+    called = client.chat.completions.create(
+        model="smollm2", max_tokens=40, temperature=0, tools=[WEATHER], tool_choice=forced,
+        messages=[{"role": "user", "content": "What is the weather in Paris?"}])
+    [call] = called.choices[0].message.tool_calls or []
+    assert call.function.name == "get_weather" and isinstance(json.loads(call.function.arguments)["city"], str)

@@ -6,8 +6,10 @@ import json
 
 from app.services.translate.bodies import translate_body
 from app.services.translate.requests import translate_request
-from app.services.translate.responses import OllamaToOpenAI, OpenAIToOllama, PassThrough
+from app.services.translate.responses import PassThrough
 from app.services.translate.shapes import canonical_model, wants_stream
+from app.services.translate.stream_to_ollama import OpenAIToOllama
+from app.services.translate.stream_to_openai import OllamaToOpenAI
 
 
 def test_canonical_names() -> None:
@@ -91,9 +93,9 @@ def test_pass_through_reads_usage_and_end() -> None:
 def test_whole_bodies_both_ways() -> None:
     openai_body = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
                    "usage": {"prompt_tokens": 2, "completion_tokens": 1}}
-    ollama = translate_body("openai", "ollama", "chat", openai_body, "m", 0)
+    ollama = translate_body("openai", "ollama", "chat", openai_body, "m", 0, {})
     assert ollama["message"]["content"] == "x" and ollama["eval_count"] == 1 and ollama["done"]
-    back = translate_body("ollama", "openai", "chat", ollama, "m", 0)
+    back = translate_body("ollama", "openai", "chat", ollama, "m", 0, {})
     assert back["choices"][0]["message"]["content"] == "x" and back["usage"]["total_tokens"] == 3
-    emb = translate_body("openai", "ollama", "embed_legacy", {"data": [{"index": 0, "embedding": [1.0]}]}, "m", 0)
+    emb = translate_body("openai", "ollama", "embed_legacy", {"data": [{"index": 0, "embedding": [1.0]}]}, "m", 0, {})
     assert emb == {"embedding": [1.0]}

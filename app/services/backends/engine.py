@@ -67,6 +67,27 @@ class EngineUpstream(Upstream):
         self._models = parse_model_list(self.decl.api, data)
         self.models_fetched_at = time.monotonic()
 
+    async def show(self, model: str) -> dict[str, Any] | None:
+        """An Ollama-API engine's own /api/show answer for a model (None for OpenAI-API engines)."""
+        if self.decl.api != "ollama":
+            return None
+        try:
+            response = await self._clients.main.post(self.decl.url + "/api/show", json={"model": model},
+                                                     headers=self._headers, timeout=10.0)
+            answer = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    async def answers_embeddings(self, model: str) -> bool:
+        """Whether an OpenAI-API engine embeds with this model (a one-word probe, for /api/show)."""
+        try:
+            response = await self._clients.main.post(self.decl.url + "/v1/embeddings", headers=self._headers,
+                                                     json={"model": model, "input": "probe"}, timeout=10.0)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
     async def open(self, request: UpstreamRequest) -> Opened:
         url = self.decl.url + PATHS[self.decl.api][request.operation]
         opened = await open_stream(
@@ -98,5 +119,6 @@ def parse_model_list(api: Api, data: Any) -> list[ModelEntry]:
     else:
         for item in data.get("data") or []:
             if item.get("id"):
-                entries.append(ModelEntry(item["id"], {"owned_by": item.get("owned_by"), "created": item.get("created")}))
+                # Everything the engine says of its model (llama.cpp's meta, vLLM's max_model_len...).
+                entries.append(ModelEntry(item["id"], {k: v for k, v in item.items() if k != "id"}))
     return entries

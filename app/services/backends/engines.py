@@ -66,7 +66,9 @@ class EngineManager:
     async def start(self) -> None:
         for decl in self.settings.engines:
             self._install(self._make(decl))
-        await self.refresh_all()
+        # The front door opens without waiting for the engines' first answers; a request that
+        # arrives meanwhile waits for them in refresh_stale (each look is bounded by its timeout).
+        self._refreshing = asyncio.ensure_future(self.refresh_all())
         self._task = asyncio.create_task(self._refresh_loop(), name="engine-refresh")
 
     def _install(self, upstream: EngineUpstream) -> None:
@@ -86,7 +88,10 @@ class EngineManager:
             self.bus.publish(NodeChanged(node=self.node_name, reason="engine models changed"))
 
     async def refresh_stale(self) -> None:
-        """Refresh stale model lists, sharing one refresh among concurrent callers."""
+        """Refresh stale model lists, sharing one refresh among concurrent callers (the first
+        look at the engines after start included)."""
+        if self._refreshing is not None and not self._refreshing.done():
+            await asyncio.shield(self._refreshing)
         if not any(u.is_stale() for u in self.upstreams.values()):
             return
         if self._refreshing is None or self._refreshing.done():
@@ -123,7 +128,8 @@ class EngineManager:
         return [u.describe() for u in self.upstreams.values()]
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
+        for task in (self._task, self._refreshing):
+            if task is not None:
+                task.cancel()
         for upstream in self.upstreams.values():
             await upstream.aclose()

@@ -1,11 +1,19 @@
-"""Whole (non-streamed) response bodies between the two APIs."""
+"""Whole (non-streamed) response bodies between the two APIs; the model is named as the caller sent it."""
 
 from __future__ import annotations
 
+import base64
+import struct
 import time
 from typing import Any
 
-from app.services.translate.responses import Usage, _now_rfc3339, ollama_done_fields, openai_usage
+from app.services.translate import logprobs
+from app.services.translate.messages_out import (
+    ollama_done_reason,
+    ollama_message_to_openai,
+    openai_message_to_ollama,
+)
+from app.services.translate.responses import Usage, now_rfc3339, ollama_done_fields, openai_usage
 from app.services.translate.shapes import Api, Operation
 
 
@@ -16,62 +24,75 @@ def usage_of(api: Api, body: dict[str, Any]) -> Usage:
     return Usage(body.get("prompt_eval_count"), body.get("eval_count"))
 
 
-def translate_body(
-    upstream: Api, client: Api, operation: Operation, body: dict[str, Any], model: str, started_ns: int
-) -> dict[str, Any]:
+def translate_body(upstream: Api, client: Api, operation: Operation, body: dict[str, Any], model: str,
+                   started_ns: int, client_body: dict[str, Any]) -> dict[str, Any]:
     if upstream == client:
-        return body
+        return {**body, "model": model} if "model" in body else body
     if operation in ("embed", "embed_legacy"):
-        return _embeddings(upstream, operation, body, model)
+        return _embeddings(upstream, operation, body, model, client_body.get("encoding_format"))
     usage = usage_of(upstream, body)
     if upstream == "openai":
-        choice = (body.get("choices") or [{}])[0]
-        text = (choice.get("message") or {}).get("content") if operation == "chat" else choice.get("text")
-        out: dict[str, Any] = {"model": model, "created_at": _now_rfc3339()}
-        if operation == "chat":
-            out["message"] = {"role": "assistant", "content": text or ""}
-        else:
-            out["response"] = text or ""
-        out["done"] = True
-        out.update(ollama_done_fields(choice.get("finish_reason"), usage, started_ns))
-        return out
-    text = (body.get("message") or {}).get("content", "") if operation == "chat" else body.get("response", "")
-    finish = body.get("done_reason") or "stop"
+        return _to_ollama(operation, body, model, usage, started_ns)
+    return _to_openai(operation, body, model, usage)
+
+
+def _to_ollama(operation: Operation, body: dict[str, Any], model: str, usage: Usage, started_ns: int) -> dict[str, Any]:
+    choice = (body.get("choices") or [{}])[0]
+    out: dict[str, Any] = {"model": model, "created_at": now_rfc3339()}
+    if operation == "chat":
+        out["message"] = openai_message_to_ollama(choice.get("message") or {})
+    else:
+        out["response"] = choice.get("text") or ""
+    out["done"] = True
+    out.update(ollama_done_fields(ollama_done_reason(choice.get("finish_reason")), usage, started_ns))
+    converted = logprobs.openai_to_ollama(choice.get("logprobs"))
+    if converted:
+        out["logprobs"] = converted
+    return out
+
+
+def _to_openai(operation: Operation, body: dict[str, Any], model: str, usage: Usage) -> dict[str, Any]:
     created = int(time.time())
     if operation == "chat":
-        return {
-            "id": f"chatcmpl-{time.time_ns():x}",
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "logprobs": None}
-            ],
-            "usage": openai_usage(usage),
-        }
-    return {
-        "id": f"cmpl-{time.time_ns():x}",
-        "object": "text_completion",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": None}],
-        "usage": openai_usage(usage),
-    }
+        message = ollama_message_to_openai(body.get("message") or {})
+        finish = "tool_calls" if message.get("tool_calls") else (body.get("done_reason") or "stop")
+        return {"id": f"chatcmpl-{time.time_ns():x}", "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish,
+                             "logprobs": logprobs.ollama_to_openai_chat(body.get("logprobs"))}],
+                "usage": openai_usage(usage)}
+    return {"id": f"cmpl-{time.time_ns():x}", "object": "text_completion", "created": created, "model": model,
+            "choices": [{"index": 0, "text": body.get("response", ""), "finish_reason": body.get("done_reason") or "stop",
+                         "logprobs": logprobs.ollama_to_openai_legacy(body.get("logprobs"))}],
+            "usage": openai_usage(usage)}
 
 
-def _embeddings(upstream: Api, operation: Operation, body: dict[str, Any], model: str) -> dict[str, Any]:
+def _embeddings(upstream: Api, operation: Operation, body: dict[str, Any], model: str,
+                encoding_format: Any) -> dict[str, Any]:
     if upstream == "openai":
-        vectors = [item.get("embedding", []) for item in sorted(body.get("data") or [], key=lambda d: d.get("index", 0))]
+        vectors = [_floats(item.get("embedding", [])) for item in sorted(body.get("data") or [], key=lambda d: d.get("index", 0))]
         if operation == "embed_legacy":
             return {"embedding": vectors[0] if vectors else []}
         prompt_tokens = (body.get("usage") or {}).get("prompt_tokens", 0)
-        return {"model": model, "embeddings": vectors, "total_duration": 0, "load_duration": 0,
-                "prompt_eval_count": prompt_tokens}
+        return {"model": model, "embeddings": vectors, "prompt_eval_count": prompt_tokens}
     vectors = body.get("embeddings") or ([body["embedding"]] if "embedding" in body else [])
     prompt_tokens = body.get("prompt_eval_count") or 0
     return {
         "object": "list",
-        "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+        "data": [{"object": "embedding", "index": i, "embedding": _encoded(v, encoding_format)}
+                 for i, v in enumerate(vectors)],
         "model": model,
         "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
     }
+
+
+def _encoded(vector: list[float], encoding_format: Any) -> list[float] | str:
+    if encoding_format == "base64":  # little-endian float32, as OpenAI sends it
+        return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+    return vector
+
+
+def _floats(embedding: Any) -> list[float]:
+    if isinstance(embedding, str):
+        raw = base64.b64decode(embedding)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return list(embedding)

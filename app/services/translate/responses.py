@@ -1,9 +1,8 @@
-"""Responses from an upstream's API shape to the caller's, streamed or whole.
+"""Streamed responses from an upstream's API shape to the caller's.
 
-A stream translator is fed raw upstream bytes and returns bytes for the caller.
-Every translator also reads token usage, which the workload record keeps. The
-pass-through case stays cheap: it forwards bytes untouched and parses only the
-lines that can carry usage.
+A stream translator is fed raw upstream bytes and returns bytes for the caller. Every
+translator also reads token usage, which the workload record keeps. The pass-through case
+stays cheap: it forwards whole lines untouched, parsing only those that can carry usage.
 """
 
 from __future__ import annotations
@@ -24,15 +23,15 @@ class Usage:
     completion_tokens: int | None = None
 
 
-def _now_rfc3339() -> str:
+def now_rfc3339() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _sse(obj: dict[str, Any]) -> bytes:
+def sse(obj: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
 
-def _ndjson(obj: dict[str, Any]) -> bytes:
+def ndjson(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
@@ -56,12 +55,25 @@ class StreamTranslator:
         return self.on_lines([rest]) if rest else b""
 
 
+def wants_usage_chunk(client_body: dict[str, Any]) -> bool:
+    options = client_body.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
 class PassThrough(StreamTranslator):
-    def __init__(self, api: Api) -> None:
+    """Same API both sides: whole lines forwarded as they come. Two edits, both by a C-speed
+    search: the model is named as the caller sent it, and the usage chunk Pairwise asked for
+    (for the job's record) is left out when the caller did not ask for it."""
+
+    def __init__(self, api: Api, requested: str = "", upstream_model: str = "", keep_usage_chunk: bool = True) -> None:
         super().__init__()
         self.api = api
         self.content_type = "text/event-stream" if api == "openai" else "application/x-ndjson"
         self._held = bytearray()
+        self._renames = [] if requested == upstream_model or not upstream_model else [
+            (f'"model":{sep}{json.dumps(upstream_model)}'.encode(), f'"model":{sep}{json.dumps(requested)}'.encode())
+            for sep in ("", " ")]
+        self._drop_usage_chunk = api == "openai" and not keep_usage_chunk
 
     def feed(self, chunk: bytes) -> bytes:
         # Splitting searches each chunk once; only lines that can end the stream are parsed.
@@ -74,6 +86,13 @@ class PassThrough(StreamTranslator):
             return b""
         out = bytes(self._held) + chunk[:end] if self._held else chunk[:end]
         self._held[:] = chunk[end:]
+        return self._edited(out)
+
+    def _edited(self, out: bytes) -> bytes:
+        for old, new in self._renames:
+            out = out.replace(old, new)
+        if self._drop_usage_chunk and b'"usage"' in out:
+            out = b"\n".join(line for line in out.split(b"\n") if not _is_usage_chunk(line))
         return out
 
     def on_lines(self, lines: list[bytes]) -> bytes:
@@ -84,14 +103,14 @@ class PassThrough(StreamTranslator):
     def finish(self) -> bytes:
         super().finish()  # reads the usage of a last line that had no newline
         held, self._held = bytes(self._held), bytearray()
-        return held
+        return self._edited(held)
 
     def _inspect(self, line: bytes) -> None:
         if self.api == "openai":
             if line.endswith(b"[DONE]"):
                 self.finished_cleanly = True
-            elif line.startswith(b"data: ") and b'"usage"' in line:
-                usage = json.loads(line[6:]).get("usage")
+            elif line.startswith(b"data:") and b'"usage"' in line:
+                usage = json.loads(line[5:]).get("usage")
                 if usage:
                     self.usage = Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
         elif b'"done"' in line:
@@ -101,126 +120,23 @@ class PassThrough(StreamTranslator):
                 self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
 
 
-class OpenAIToOllama(StreamTranslator):
-    """SSE chunks from an OpenAI upstream become Ollama NDJSON.
-
-    Some OpenAI-compatible servers ignore ``stream_options.include_usage``; then
-    the number of content chunks stands in for the completion token count.
-    """
-
-    def __init__(self, operation: Operation, model: str) -> None:
-        super().__init__()
-        self._pieces = 0
-        self.operation, self.model = operation, model
-        self._finish_reason: str | None = None
-        self._started = time.monotonic_ns()
-
-    def on_lines(self, lines: list[bytes]) -> bytes:
-        out = bytearray()
-        for line in lines:
-            if not line.startswith(b"data:"):
-                continue
-            payload = line[5:].strip()
-            if payload == b"[DONE]":
-                self.finished_cleanly = True
-                out += self._final()
-                continue
-            obj = json.loads(payload)
-            if obj.get("usage"):
-                u = obj["usage"]
-                self.usage = Usage(u.get("prompt_tokens"), u.get("completion_tokens"))
-            for choice in obj.get("choices") or []:
-                if choice.get("finish_reason"):
-                    self._finish_reason = choice["finish_reason"]
-                text = (
-                    (choice.get("delta") or {}).get("content")
-                    if self.operation == "chat"
-                    else choice.get("text")
-                )
-                if text:
-                    self._pieces += 1
-                    out += _ndjson(self._piece(text, done=False))
-        return bytes(out)
-
-    def _piece(self, text: str, *, done: bool) -> dict[str, Any]:
-        base: dict[str, Any] = {"model": self.model, "created_at": _now_rfc3339()}
-        if self.operation == "chat":
-            base["message"] = {"role": "assistant", "content": text}
-        else:
-            base["response"] = text
-        base["done"] = done
-        return base
-
-    def _final(self) -> bytes:
-        if self.usage.completion_tokens is None:
-            self.usage.completion_tokens = self._pieces
-        final = self._piece("", done=True)
-        final.update(ollama_done_fields(self._finish_reason, self.usage, self._started))
-        return _ndjson(final)
+def _is_usage_chunk(line: bytes) -> bool:
+    if not line.startswith(b"data:") or b'"usage"' not in line:
+        return False
+    try:
+        obj = json.loads(line[5:])
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("choices") == [] and bool(obj.get("usage"))
 
 
-class OllamaToOpenAI(StreamTranslator):
-    """Ollama NDJSON from an Ollama upstream becomes OpenAI SSE chunks."""
-
-    content_type = "text/event-stream"
-
-    def __init__(self, operation: Operation, model: str, include_usage: bool) -> None:
-        super().__init__()
-        self.operation, self.model, self.include_usage = operation, model, include_usage
-        self._id = f"{'chatcmpl' if operation == 'chat' else 'cmpl'}-{time.time_ns():x}"
-        self._created = int(time.time())
-        self._sent_role = False
-
-    def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
-        obj: dict[str, Any] = {
-            "id": self._id,
-            "object": "chat.completion.chunk" if self.operation == "chat" else "text_completion",
-            "created": self._created,
-            "model": self.model,
-            "choices": choices,
-        }
-        if usage is not None:
-            obj["usage"] = usage
-        return _sse(obj)
-
-    def on_lines(self, lines: list[bytes]) -> bytes:
-        out = bytearray()
-        for line in lines:
-            obj = json.loads(line)
-            if obj.get("error"):
-                raise ValueError(str(obj["error"]))
-            text = (obj.get("message") or {}).get("content", "") if self.operation == "chat" else obj.get("response", "")
-            if self.operation == "chat" and not self._sent_role:
-                self._sent_role = True
-                out += self._chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-            if text:
-                out += self._chunk([self._choice(text, None)])
-            if obj.get("done"):
-                self.finished_cleanly = True
-                self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
-                out += self._chunk([self._choice("", obj.get("done_reason") or "stop")])
-                if self.include_usage:
-                    out += self._chunk([], usage=openai_usage(self.usage))
-                out += b"data: [DONE]\n\n"
-        return bytes(out)
-
-    def _choice(self, text: str, finish: str | None) -> dict[str, Any]:
-        if self.operation == "chat":
-            delta = {"content": text} if text else {}
-            return {"index": 0, "delta": delta, "finish_reason": finish}
-        return {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
-
-
-def ollama_done_fields(finish_reason: str | None, usage: Usage, started_ns: int) -> dict[str, Any]:
-    total = time.monotonic_ns() - started_ns
+def ollama_done_fields(done_reason: str, usage: Usage, started_ns: int) -> dict[str, Any]:
+    """The counts Ollama's final object carries; durations Pairwise did not measure are left out."""
     return {
-        "done_reason": finish_reason or "stop",
-        "total_duration": total,
-        "load_duration": 0,
+        "done_reason": done_reason,
+        "total_duration": time.monotonic_ns() - started_ns,
         "prompt_eval_count": usage.prompt_tokens or 0,
-        "prompt_eval_duration": 0,
         "eval_count": usage.completion_tokens or 0,
-        "eval_duration": total,
     }
 
 
@@ -229,10 +145,13 @@ def openai_usage(usage: Usage) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def make_stream_translator(upstream: Api, client: Api, operation: Operation, model: str, client_body: dict[str, Any]) -> StreamTranslator:
+def make_stream_translator(upstream: Api, client: Api, operation: Operation, requested: str, upstream_model: str,
+                           client_body: dict[str, Any]) -> StreamTranslator:
+    from app.services.translate.stream_to_ollama import OpenAIToOllama
+    from app.services.translate.stream_to_openai import OllamaToOpenAI
+
     if upstream == client:
-        return PassThrough(client)
+        return PassThrough(client, requested, upstream_model, keep_usage_chunk=wants_usage_chunk(client_body))
     if upstream == "openai":
-        return OpenAIToOllama(operation, model)
-    include_usage = bool((client_body.get("stream_options") or {}).get("include_usage"))
-    return OllamaToOpenAI(operation, model, include_usage)
+        return OpenAIToOllama(operation, requested)
+    return OllamaToOpenAI(operation, requested, wants_usage_chunk(client_body))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 Api = Literal["ollama", "openai"]
@@ -45,3 +46,13 @@ def error_body(api: Api, message: str, *, status: int, kind: str = "invalid_requ
         return {"error": message}
     code = {404: "model_not_found", 413: "request_too_large", 403: "forbidden"}.get(status)
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def error_param(raw: bytes) -> str | None:
+    """The request field an upstream's OpenAI-shaped error names, so a relayed refusal keeps it."""
+    try:
+        error = json.loads(raw).get("error")
+    except (ValueError, AttributeError):
+        return None
+    param = error.get("param") if isinstance(error, dict) else None
+    return param if isinstance(param, str) else None

@@ -21,7 +21,8 @@ class InvalidRequest(PairwiseError):
     status = 400
 
     def __init__(self, field: str, expected: str) -> None:
-        super().__init__(f"invalid request: '{field}' must be {expected}")
+        message = f"the request has no '{field}'" if expected == "present" else f"'{field}' must be {expected}"
+        super().__init__(f"invalid request: {message}")
         self.field = field
 
 
@@ -122,7 +123,7 @@ OLLAMA_MESSAGE = fields({
     "role": STRING, "content": NULL_OR_STRING, "images": STRINGS, "thinking": STRING,
     "tool_calls": list_of(OLLAMA_TOOL_CALL, "tool call objects"), "tool_name": STRING,
 }, required=("role",))
-OLLAMA_FORMAT = one_of("\"json\" or a JSON schema object", _kind("\"json\"", lambda v: v == "json"), OBJECT)
+OLLAMA_FORMAT = one_of("\"json\" or a JSON schema object", _kind("\"json\"", lambda v: v in ("json", "")), OBJECT)
 THINK = one_of("true, false, \"low\", \"medium\" or \"high\"", BOOL,
                _kind("a level", lambda v: v in ("low", "medium", "high")))
 KEEP_ALIVE = one_of("a duration (\"5m\") or a number of seconds", STRING, NUMBER)
@@ -130,9 +131,11 @@ OLLAMA_COMMON: dict[str, Check] = {"model": _model, "stream": BOOL, "options": O
 
 OLLAMA: dict[Operation, Fields] = {
     "chat": fields({**OLLAMA_COMMON, "messages": list_of(OLLAMA_MESSAGE, "message objects"), "tools": TOOLS,
-                    "format": OLLAMA_FORMAT, "think": THINK}, required=("model",)),
+                    "format": OLLAMA_FORMAT, "think": THINK, "logprobs": BOOL, "top_logprobs": INT},
+                   required=("model",)),
     "complete": fields({**OLLAMA_COMMON, "prompt": STRING, "suffix": STRING, "system": STRING, "raw": BOOL,
-                        "images": STRINGS, "format": OLLAMA_FORMAT, "think": THINK, "context": INTS},
+                        "images": STRINGS, "format": OLLAMA_FORMAT, "think": THINK, "context": INTS,
+                        "logprobs": BOOL, "top_logprobs": INT},
                        required=("model",)),
     "embed": fields({**OLLAMA_COMMON, "input": one_of("a string or a list of strings", STRING, STRINGS),
                      "truncate": BOOL, "dimensions": INT}, required=("model",)),

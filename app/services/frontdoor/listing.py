@@ -1,0 +1,88 @@
+"""Model rows for the listings, honest about what is known: what an engine says of its model
+is passed on; what it does not say is stable (never made up per call), and distinct per model."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from app.services.translate.candidates import context_length_of
+from app.services.translate.shapes import canonical_model
+
+# The Ollama API version whose shapes the front door follows (logprobs, thinking, tool calls).
+OLLAMA_API_VERSION = "0.12.11"
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+def digest_of(name: str, details: dict[str, Any]) -> str:
+    """The engine's digest, else a hash of the model's identity: stable, and distinct per model
+    (clients group models by digest)."""
+    given = details.get("digest")
+    if isinstance(given, str) and given:
+        return given
+    return hashlib.sha256(f"pairwise-model:{canonical_model(name)}".encode()).hexdigest()
+
+
+def created_of(details: dict[str, Any]) -> int:
+    """The engine's ``created``, else the model file's time, else 0 (stable, not the time of the call)."""
+    created = details.get("created")
+    if isinstance(created, int) and created > 0:
+        return created
+    modified = details.get("modified_at")
+    if isinstance(modified, str):
+        try:
+            return int(datetime.fromisoformat(modified.replace("Z", "+00:00")).timestamp())
+        except ValueError:
+            pass
+    return 0
+
+
+def ollama_row(name: str, details: dict[str, Any]) -> dict[str, Any]:
+    raw = details.get("details")
+    inner: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return {
+        "name": name,
+        "model": name,
+        "modified_at": details.get("modified_at") or iso(created_of(details)),
+        "size": details.get("size") or 0,
+        "digest": digest_of(name, details),
+        "details": {
+            "parent_model": inner.get("parent_model", ""),
+            "format": inner.get("format", ""),
+            "family": inner.get("family", ""),
+            "families": inner.get("families") or [],
+            "parameter_size": inner.get("parameter_size", ""),
+            "quantization_level": inner.get("quantization_level", ""),
+        },
+    }
+
+
+def openai_row(model_id: str, details: dict[str, Any]) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": created_of(details),
+            "owned_by": details.get("owned_by") or "pairwise"}
+
+
+def looks_like_embedding(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in ("embed", "bge-", "e5-", "minilm", "gte-", "nomic-bert"))
+
+
+def synthesized_show(name: str, details: dict[str, Any], embedding: bool) -> dict[str, Any]:
+    """/api/show for a model of an engine that has no /api/show: what is known of it, nothing more."""
+    row = ollama_row(name, details)
+    family = row["details"]["family"]
+    model_info: dict[str, Any] = {"general.architecture": family} if family else {}
+    context = context_length_of(details)
+    if context is not None:
+        model_info[f"{family or 'general'}.context_length"] = context
+    return {
+        "modelfile": "", "parameters": "", "template": "",
+        "details": row["details"], "model_info": model_info,
+        # An embedding model by its name does nothing else; another model that also embeds does both.
+        "capabilities": ([] if looks_like_embedding(name) else ["completion"]) + (["embedding"] if embedding else []),
+        "modified_at": row["modified_at"],
+    }

@@ -1,0 +1,58 @@
+"""The request body each candidate upstream gets, in its own API; and Ollama's load answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.services.backends.base import Upstream
+from app.services.translate.refusal import Untranslatable
+from app.services.translate.requests import translate_request
+from app.services.translate.responses import now_rfc3339
+from app.services.translate.shapes import Api, Operation
+
+CandidateBody = tuple[Upstream, Api, dict[str, Any]]
+
+# Where OpenAI-compatible servers say how long a context their model takes.
+CONTEXT_KEYS = ("context_length", "max_model_len", "n_ctx", "max_context_length")
+
+
+def context_length_of(details: dict[str, Any]) -> int | None:
+    """The context window an upstream says its model has, if it says."""
+    for source in (details, details.get("meta") or {}):
+        for key in CONTEXT_KEYS:
+            if isinstance(source.get(key), int):
+                return int(source[key])
+    return None
+
+
+def context_length(upstream: Upstream, canonical: str) -> int | None:
+    entry = next((e for e in upstream.models() if e.canonical == canonical), None)
+    return context_length_of(entry.details) if entry is not None else None
+
+
+def for_candidates(api: Api, operation: Operation, body: dict[str, Any], canonical: str, requested: str,
+                   candidates: list[Upstream]) -> tuple[list[CandidateBody], list[Untranslatable]]:
+    bodies: list[CandidateBody] = []
+    refusals: list[Untranslatable] = []
+    for upstream in candidates:
+        target = upstream.api_for(api)
+        model = upstream.upstream_model(canonical) or requested
+        try:
+            bodies.append((upstream, target, translate_request(api, target, operation, body, model,
+                                                               context_length(upstream, canonical))))
+        except Untranslatable as exc:
+            refusals.append(exc)
+    return bodies, refusals
+
+
+def load_answer(operation: Operation, body: dict[str, Any], model: str) -> dict[str, Any]:
+    """Ollama's answer to a load (or, with keep_alive 0, unload) request: nothing generated.
+    An OpenAI-API engine keeps its model loaded as it was configured to."""
+    unload = body.get("keep_alive") in (0, "0", "0s", "0m")
+    out: dict[str, Any] = {"model": model, "created_at": now_rfc3339()}
+    if operation == "chat":
+        out["message"] = {"role": "assistant", "content": ""}
+    else:
+        out["response"] = ""
+    out.update({"done": True, "done_reason": "unload" if unload else "load"})
+    return out

@@ -1,0 +1,134 @@
+"""What happens to each request field when a request crosses from one API to the other.
+
+One table per direction, read by the translators (a field not listed is refused by name)
+and by the README's field table (tests/unit/test_field_table.py keeps the two the same).
+
+Fates: ``passed`` (same name and meaning), ``translated`` (another name or shape),
+``dropped`` (a hint with no effect on the output), ``refused`` (400 naming the field).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Fate = Literal["passed", "translated", "dropped", "refused"]
+Table = dict[str, tuple[Fate, str]]
+
+# Ollama caller -> OpenAI-API engine (/api/chat, /api/generate, /api/embed, /api/embeddings).
+OLLAMA_TO_OPENAI: Table = {
+    "model": ("translated", "the engine's name for the model; answers carry the name the caller sent"),
+    "messages": ("translated", "roles and text as is; see images, tool_calls, tool_name, thinking"),
+    "messages[].images": ("translated", "base64 images become image_url parts with data: URLs"),
+    "messages[].tool_calls": ("translated", "arguments object -> JSON string; each call gets an id"),
+    "messages[].tool_name": ("translated", "tool_call_id of the assistant call it answers"),
+    "messages[].thinking": ("dropped", "earlier reasoning is not sent back to the model"),
+    "prompt": ("passed", "to /v1/completions; system is put before it"),
+    "system": ("translated", "put before the prompt (generate)"),
+    "suffix": ("passed", "completions suffix"),
+    "raw": ("dropped", "/v1/completions takes the prompt as is (raw)"),
+    "images": ("refused", "/v1/completions takes no images; use /api/chat"),
+    "template": ("refused", "an OpenAI-API engine applies its own template"),
+    "context": ("refused", "token context of an earlier answer has no OpenAI counterpart"),
+    "tools": ("passed", "same shape in both APIs"),
+    "format": ("translated", "\"json\" -> response_format json_object; a schema -> json_schema"),
+    "think": ("translated", "a level -> reasoning_effort; true -> \"medium\"; false -> "
+                            "chat_template_kwargs.enable_thinking=false"),
+    "logprobs": ("passed", "chat: logprobs; generate: logprobs as top_logprobs count"),
+    "top_logprobs": ("passed", "chat: top_logprobs"),
+    "stream": ("translated", "stream, and stream_options.include_usage for the job's token counts"),
+    "keep_alive": ("dropped", "a hint; a load/unload request (no prompt) is answered as Ollama does"),
+    "input": ("passed", "embeddings input"),
+    "truncate": ("dropped", "OpenAI engines refuse too-long input either way"),
+    "dimensions": ("passed", "embeddings dimensions"),
+    "options": ("translated", "see options.*"),
+    "options.temperature": ("passed", ""),
+    "options.top_p": ("passed", ""),
+    "options.seed": ("passed", ""),
+    "options.stop": ("passed", ""),
+    "options.presence_penalty": ("passed", ""),
+    "options.frequency_penalty": ("passed", ""),
+    "options.num_predict": ("translated", "max_tokens"),
+    "options.top_k": ("passed", "as top_k (llama.cpp and vLLM read it)"),
+    "options.min_p": ("passed", "as min_p (llama.cpp, vLLM read it)"),
+    "options.num_ctx": ("translated", "accepted when the engine's context window is known and at least "
+                                      "this large; refused otherwise"),
+    "options.num_gpu": ("dropped", "a load hint"),
+    "options.num_thread": ("dropped", "a load hint"),
+    "options.num_batch": ("dropped", "a load hint"),
+    "options.main_gpu": ("dropped", "a load hint"),
+    "options.use_mmap": ("dropped", "a load hint"),
+    "options.numa": ("dropped", "a load hint"),
+    "options.low_vram": ("dropped", "a load hint"),
+    "options.repeat_penalty": ("refused", "no OpenAI counterpart"),
+    "options.repeat_last_n": ("refused", "no OpenAI counterpart"),
+    "options.typical_p": ("refused", "no OpenAI counterpart"),
+    "options.mirostat": ("refused", "no OpenAI counterpart"),
+    "options.num_keep": ("refused", "no OpenAI counterpart"),
+    "options.penalize_newline": ("refused", "no OpenAI counterpart"),
+}
+
+# OpenAI caller -> Ollama-API engine (/v1/chat/completions, /v1/completions, /v1/embeddings).
+OPENAI_TO_OLLAMA: Table = {
+    "model": ("translated", "the engine's name for the model; answers carry the name the caller sent"),
+    "messages": ("translated", "roles as is; text parts joined into content"),
+    "messages[].content[].image_url": ("translated", "data: URLs become base64 images; remote URLs are "
+                                                     "refused (Pairwise never fetches them)"),
+    "messages[].tool_calls": ("translated", "arguments JSON string -> object"),
+    "messages[].tool_call_id": ("translated", "tool_name of the call it answers"),
+    "messages[].name": ("dropped", "a participant label"),
+    "messages[].refusal": ("dropped", "an earlier refusal's text"),
+    "prompt": ("passed", "a string or a list of strings (joined); token ids are refused"),
+    "suffix": ("passed", "generate suffix"),
+    "tools": ("passed", "same shape in both APIs"),
+    "tool_choice": ("translated", "\"auto\" as is; \"none\" sends no tools; \"required\" or a named "
+                                  "function is refused (Ollama cannot force a call)"),
+    "parallel_tool_calls": ("translated", "true is Ollama's behaviour; false is refused"),
+    "response_format": ("translated", "json_object -> format \"json\"; json_schema -> format schema"),
+    "reasoning_effort": ("translated", "think level"),
+    "temperature": ("translated", "options.temperature"),
+    "top_p": ("translated", "options.top_p"),
+    "top_k": ("translated", "options.top_k"),
+    "min_p": ("translated", "options.min_p"),
+    "seed": ("translated", "options.seed"),
+    "stop": ("translated", "options.stop"),
+    "presence_penalty": ("translated", "options.presence_penalty"),
+    "frequency_penalty": ("translated", "options.frequency_penalty"),
+    "max_tokens": ("translated", "options.num_predict"),
+    "max_completion_tokens": ("translated", "options.num_predict"),
+    "n": ("translated", "1 as is; more than 1 is refused"),
+    "logprobs": ("translated", "chat: logprobs; completions: logprobs + top_logprobs count"),
+    "top_logprobs": ("passed", ""),
+    "stream": ("passed", ""),
+    "stream_options": ("translated", "the usage chunk is sent only when include_usage is asked"),
+    "input": ("passed", "a string or a list of strings; token ids are refused"),
+    "dimensions": ("passed", "embeddings dimensions"),
+    "encoding_format": ("translated", "base64 is encoded by Pairwise from the engine's floats"),
+    "user": ("dropped", "an end-user label"),
+    "store": ("dropped", "OpenAI's storage flag"),
+    "metadata": ("dropped", "OpenAI's storage tags"),
+    "service_tier": ("dropped", "OpenAI's scheduling hint"),
+    "logit_bias": ("refused", "no Ollama counterpart"),
+    "echo": ("refused", "no Ollama counterpart"),
+    "best_of": ("refused", "no Ollama counterpart"),
+    "modalities": ("refused", "no Ollama counterpart"),
+    "audio": ("refused", "no Ollama counterpart"),
+    "prediction": ("refused", "no Ollama counterpart"),
+    "web_search_options": ("refused", "no Ollama counterpart"),
+}
+
+
+
+def fate(table: Table, name: str) -> Fate:
+    """A field's fate; a field the table does not know is refused."""
+    return table.get(name, ("refused", ""))[0]
+
+
+def markdown() -> str:
+    """The README's field tables, from the tables above."""
+    lines = []
+    for title, table in (("An Ollama caller, an OpenAI-API engine", OLLAMA_TO_OPENAI),
+                         ("An OpenAI caller, an Ollama-API engine", OPENAI_TO_OLLAMA)):
+        lines += [f"**{title}** (any other field is refused by name)", "", "| field | fate | how |", "| --- | --- | --- |"]
+        lines += [f"| `{name}` | {fate_} | {how.replace('|', '/')} |" for name, (fate_, how) in table.items()]
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,86 @@
+"""Ollama NDJSON from an Ollama-API upstream as OpenAI SSE chunks.
+
+Tool calls, which Ollama sends whole, go out as OpenAI deltas (index, id, name and the
+arguments in one piece), with finish_reason "tool_calls". The usage chunk is sent only
+when the caller asked for it (``stream_options.include_usage``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from app.services.translate import logprobs
+from app.services.translate.messages_out import ollama_calls_to_openai_deltas
+from app.services.translate.responses import StreamTranslator, Usage, openai_usage, sse
+from app.services.translate.shapes import Operation
+
+
+class OllamaToOpenAI(StreamTranslator):
+    content_type = "text/event-stream"
+
+    def __init__(self, operation: Operation, model: str, include_usage: bool) -> None:
+        super().__init__()
+        self.operation, self.model, self.include_usage = operation, model, include_usage
+        self._id = f"{'chatcmpl' if operation == 'chat' else 'cmpl'}-{time.time_ns():x}"
+        self._created = int(time.time())
+        self._sent_role = False
+        self._calls = 0
+        self._offset = 0
+
+    def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
+        obj: dict[str, Any] = {
+            "id": self._id,
+            "object": "chat.completion.chunk" if self.operation == "chat" else "text_completion",
+            "created": self._created,
+            "model": self.model,
+            "choices": choices,
+        }
+        if usage is not None:
+            obj["usage"] = usage
+        return sse(obj)
+
+    def on_lines(self, lines: list[bytes]) -> bytes:
+        out = bytearray()
+        for line in lines:
+            obj = json.loads(line)
+            if obj.get("error"):
+                raise ValueError(str(obj["error"]))
+            if self.operation == "chat" and not self._sent_role:
+                self._sent_role = True
+                out += self._chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+            out += self._content(obj)
+            if obj.get("done"):
+                self.finished_cleanly = True
+                self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
+                finish = "tool_calls" if self._calls else (obj.get("done_reason") or "stop")
+                out += self._chunk([self._choice({}, "", finish, None)])
+                if self.include_usage:
+                    out += self._chunk([], usage=openai_usage(self.usage))
+                out += b"data: [DONE]\n\n"
+        return bytes(out)
+
+    def _content(self, obj: dict[str, Any]) -> bytes:
+        message = obj.get("message") or {}
+        text = message.get("content", "") if self.operation == "chat" else obj.get("response", "")
+        delta: dict[str, Any] = {}
+        if text:
+            delta["content"] = text
+        if message.get("thinking") or obj.get("thinking"):
+            delta["reasoning_content"] = message.get("thinking") or obj.get("thinking")
+        if message.get("tool_calls"):
+            delta["tool_calls"] = ollama_calls_to_openai_deltas(message["tool_calls"], self._calls)
+            self._calls += len(message["tool_calls"])
+        items = obj.get("logprobs")
+        if not delta and not items:
+            return b""
+        if self.operation == "chat":
+            return self._chunk([self._choice(delta, text, None, logprobs.ollama_to_openai_chat(items))])
+        legacy = logprobs.ollama_to_openai_legacy(items, self._offset)
+        self._offset += len(text)
+        return self._chunk([self._choice(delta, text, None, legacy)])
+
+    def _choice(self, delta: dict[str, Any], text: str, finish: str | None, lp: dict[str, Any] | None) -> dict[str, Any]:
+        if self.operation == "chat":
+            return {"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish}
+        return {"index": 0, "text": text, "logprobs": lp, "finish_reason": finish}

@@ -1,0 +1,133 @@
+"""An OpenAI request for an Ollama-API engine: every field translated, dropped as a hint, or refused.
+
+What each field becomes is in fields.OPENAI_TO_OLLAMA (also the README's table)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.services.translate.fields import OPENAI_TO_OLLAMA, fate
+from app.services.translate.images import base64_of
+from app.services.translate.refusal import Untranslatable
+from app.services.translate.shapes import Operation, wants_stream
+from app.services.translate.tool_calls import names_by_id, openai_calls_to_ollama
+
+TO_OPTIONS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "seed": "seed",
+              "stop": "stop", "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
+              "max_tokens": "num_predict", "max_completion_tokens": "num_predict"}
+READ = {"model", "messages", "prompt", "suffix", "tools", "tool_choice", "parallel_tool_calls", "response_format",
+        "reasoning_effort", "n", "logprobs", "top_logprobs", "stream", "stream_options", "input", "dimensions",
+        "encoding_format", *TO_OPTIONS}
+
+
+def refuse(field: str, why: str | None = None) -> Untranslatable:
+    return Untranslatable(field, "ollama", why or OPENAI_TO_OLLAMA.get(field, ("refused", ""))[1]
+                          or "the Ollama API has no such field")
+
+
+def openai_to_ollama(operation: Operation, body: dict[str, Any], model: str) -> dict[str, Any]:
+    for name, value in body.items():
+        if value is not None and name not in READ and fate(OPENAI_TO_OLLAMA, name) == "refused":
+            raise refuse(name)
+    out: dict[str, Any] = {"model": model}
+    if operation in ("embed", "embed_legacy"):
+        out["input"] = text_input(body.get("input", ""), "input")
+        if body.get("dimensions") is not None:
+            out["dimensions"] = body["dimensions"]
+        return out
+    if (body.get("n") or 1) != 1:
+        raise refuse("n", "Ollama makes one answer per request; send n requests")
+    if operation == "chat":
+        out["messages"] = messages_to_ollama(body.get("messages") or [])
+        tools = tools_to_ollama(body)
+        if tools:
+            out["tools"] = tools
+    else:
+        out["prompt"] = "".join(text_input(body.get("prompt", ""), "prompt"))
+        out["raw"] = True  # /v1/completions continues the prompt as is, with no chat template
+        if body.get("suffix"):
+            out["suffix"] = body["suffix"]
+    options = {target: body[name] for name, target in TO_OPTIONS.items() if body.get(name) is not None}
+    if options:
+        out["options"] = options
+    fmt = format_of(body.get("response_format"))
+    if fmt is not None:
+        out["format"] = fmt
+    if body.get("reasoning_effort") is not None:
+        out["think"] = body["reasoning_effort"] if body["reasoning_effort"] in ("low", "medium", "high") else True
+    logprobs = body.get("logprobs")
+    if operation == "chat" and logprobs:
+        out["logprobs"] = True
+        if body.get("top_logprobs") is not None:
+            out["top_logprobs"] = body["top_logprobs"]
+    elif operation == "complete" and logprobs is not None:
+        out["logprobs"], out["top_logprobs"] = True, logprobs
+    out["stream"] = wants_stream("openai", operation, body)
+    return out
+
+
+def text_input(value: Any, field: str) -> list[str] | str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    raise refuse(field, "token ids have no Ollama counterpart; send text")
+
+
+def tools_to_ollama(body: dict[str, Any]) -> list[Any]:
+    choice = body.get("tool_choice")
+    if body.get("parallel_tool_calls") is False:
+        raise refuse("parallel_tool_calls", "Ollama cannot be limited to one tool call per answer")
+    if choice == "none":
+        return []  # no tool may be called: the same as offering none
+    if choice not in (None, "auto"):
+        raise refuse("tool_choice", "Ollama cannot force a tool call; use \"auto\" or an OpenAI-API engine")
+    return list(body.get("tools") or [])
+
+
+def format_of(response_format: Any) -> Any:
+    if not isinstance(response_format, dict):
+        return None
+    kind = response_format.get("type")
+    if kind == "json_object":
+        return "json"
+    if kind == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        if not isinstance(schema, dict):
+            raise refuse("response_format.json_schema.schema", "a json_schema format needs its schema object")
+        return schema
+    return None
+
+
+def messages_to_ollama(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    names = names_by_id(messages)
+    out = []
+    for index, message in enumerate(messages):
+        converted: dict[str, Any] = {"role": message.get("role", "user")}
+        text, images = content_to_ollama(message.get("content"), f"messages[{index}].content")
+        converted["content"] = text
+        if images:
+            converted["images"] = images
+        if message.get("tool_calls"):
+            converted["tool_calls"] = openai_calls_to_ollama(message["tool_calls"], f"messages[{index}].tool_calls")
+        if message.get("tool_call_id"):
+            converted["tool_name"] = names.get(message["tool_call_id"], "")
+        out.append(converted)
+    return out
+
+
+def content_to_ollama(content: Any, field: str) -> tuple[str, list[str]]:
+    if not isinstance(content, list):
+        return ("" if content is None else str(content)), []
+    texts, images = [], []
+    for index, part in enumerate(content):
+        kind = part.get("type")
+        if kind == "text":
+            texts.append(part.get("text", ""))
+        elif kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url", "") if isinstance(image, dict) else str(image or "")
+            images.append(base64_of(url, f"{field}[{index}].image_url"))
+        else:
+            raise refuse(f"{field}[{index}].type", f"content parts of type {kind!r} have no Ollama counterpart")
+    return "".join(texts), images

@@ -1,0 +1,68 @@
+"""Tool calls between Ollama's shape (arguments as an object, no ids) and OpenAI's
+(arguments as a JSON string, each call with an id that its tool result names)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from app.services.translate.refusal import Untranslatable
+
+
+def call_id(seed: str, index: int) -> str:
+    """A stable id for an Ollama call: the same history gives the same ids on every turn."""
+    return "call_" + hashlib.sha256(f"{index}:{seed}".encode()).hexdigest()[:24]
+
+
+def ollama_calls_to_openai(calls: list[dict[str, Any]], seed: str) -> list[dict[str, Any]]:
+    out = []
+    for index, call in enumerate(calls):
+        function = call.get("function") or {}
+        out.append({"id": call.get("id") or call_id(seed, index), "type": "function",
+                    "function": {"name": function.get("name", ""),
+                                 "arguments": json.dumps(function.get("arguments") or {})}})
+    return out
+
+
+def arguments_object(arguments: Any, field: str) -> dict[str, Any]:
+    """OpenAI's JSON-string arguments as the object Ollama carries."""
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments or "{}")
+    except (TypeError, ValueError) as exc:
+        raise Untranslatable(field, "ollama", "tool call arguments must be a JSON object") from exc
+    if not isinstance(parsed, dict):
+        raise Untranslatable(field, "ollama", "tool call arguments must be a JSON object")
+    return parsed
+
+
+def openai_calls_to_ollama(calls: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
+    return [{"function": {"name": (call.get("function") or {}).get("name", ""),
+                          "arguments": arguments_object((call.get("function") or {}).get("arguments"),
+                                                        f"{field}[{index}].function.arguments")}}
+            for index, call in enumerate(calls)]
+
+
+class ToolCallIds:
+    """Pairs Ollama tool results (named by tool) with the ids of the calls they answer, in order."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[str, str]] = []  # (id, name) of calls not answered yet
+
+    def called(self, calls: list[dict[str, Any]]) -> None:
+        self._open = [(c["id"], c["function"]["name"]) for c in calls]
+
+    def answer(self, tool_name: str | None) -> str:
+        for position, (_, name) in enumerate(self._open):
+            if tool_name is None or name == tool_name:
+                return self._open.pop(position)[0]
+        return call_id(tool_name or "tool", 0)
+
+
+def names_by_id(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """OpenAI call id -> function name, from the assistant turns of a history."""
+    return {call.get("id", ""): (call.get("function") or {}).get("name", "")
+            for message in messages if isinstance(message, dict)
+            for call in message.get("tool_calls") or [] if isinstance(call, dict)}

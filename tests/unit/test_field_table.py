@@ -1,0 +1,23 @@
+"""The README's field table is the one the translators use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.services.translate.fields import OLLAMA_TO_OPENAI, OPENAI_TO_OLLAMA, markdown
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_table_is_the_code_table() -> None:
+    text = README.read_text()
+    start = text.index("<!-- fields table: generated -->\n") + len("<!-- fields table: generated -->\n")
+    end = text.index("<!-- end of fields table -->")
+    assert text[start:end] == markdown(), "regenerate with app.services.translate.fields.markdown()"
+
+
+def test_every_field_has_a_fate_and_refusals_say_why() -> None:
+    for table in (OLLAMA_TO_OPENAI, OPENAI_TO_OLLAMA):
+        for name, (fate, how) in table.items():
+            assert fate in ("passed", "translated", "dropped", "refused"), name
+            assert fate != "refused" or how, f"{name} is refused without a reason"
