@@ -84,6 +84,7 @@ def test_llama_cpp_through_the_front_door(llama_server: str, node_factory: type[
     assert gen.response and gen.done
     jobs = node.cli_json("jobs")
     assert len(jobs) == 4 and {j["engine"] for j in jobs} == {"llama"} and {j["state"] for j in jobs} == {"completed"}
+    constrained_answers_and_a_forced_tool_call(node)
 
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
@@ -94,12 +95,10 @@ WEATHER = {"type": "function", "function": {
                    "required": ["city"]}}}
 
 
-@pytest.mark.llama
-def test_llama_cpp_constrained_answers_and_a_forced_tool_call(llama_server: str, node_factory: type[NodeProc]) -> None:
+def constrained_answers_and_a_forced_tool_call(node: NodeProc) -> None:
     """llama-cpp-python's server constrains output to a schema given as json_object + schema (its
-    dialect; it refuses OpenAI's json_schema type) and makes a forced call to a named function."""
-    node = node_factory("llama").start()
-    node.cli("engines", "add", "llama", "--url", llama_server + "/v1", "--api", "openai")
+    dialect; it refuses OpenAI's json_schema type) and makes a forced call to a named function.
+    (Part of the one test above: one llama.cpp server and one node, whatever the test workers.)"""
     client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="x", max_retries=0)
     ask: list[Any] = [{"role": "user", "content": "Give a person as JSON."}]
     schema_format: Any = {"type": "json_object", "schema": PERSON}
