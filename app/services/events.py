@@ -343,6 +343,17 @@ class ReconcilePaused(Event):
 
 
 @dataclass(frozen=True)
+class PausingOnExit(Event):
+    """The sponsor is stopping and pauses this rented node (pause on sponsor exit)."""
+
+    kind: ClassVar[str] = "pausing_on_exit"
+    node: str
+
+    def summary(self) -> str:
+        return f"pausing {self.node} before the sponsor stops"
+
+
+@dataclass(frozen=True)
 class Woke(Event):
     """A request woke a paused rented node."""
 

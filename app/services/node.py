@@ -212,11 +212,14 @@ class Node:
         runtime.update(extra)
         write_private(self.home.runtime_file, json.dumps(runtime).encode())
 
-    async def stop(self, *, timeout_s: float | None = None) -> None:
+    async def stop(self, *, timeout_s: float | None = None, progress: Callable[[str], None] | None = None) -> None:
+        """Stop in order; ``progress(label)`` is told before each first step (the tray's quit dialog)."""
         if self._stopped.is_set():
             return
         self._stopped.set()
         for label, hook in self.stop_first:
+            if progress is not None:
+                progress(label)
             try:
                 await asyncio.wait_for(hook(), timeout=timeout_s or self.stop_first_timeout_s)
             except Exception as exc:  # a failed hook must not keep the others from running

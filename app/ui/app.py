@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
+from app.services.api import FRONT_DOOR, NodeApi
 from app.services.errors import PairwiseError, PortTaken
-from app.services.firstrun.explain import FRONT_DOOR
 from app.services.platform.signals import install_stop_handlers
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
@@ -29,7 +29,7 @@ from app.ui.welcome import FRONTDOOR_CHECK_MS, WelcomeWindow
 from app.ui.window import MainWindow
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.api import Node
     from app.ui.wizard.wizard import RentWizard
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class TrayApp(QObject):
         if isinstance(qt_app, QApplication):
             qt_app.setQuitOnLastWindowClosed(False)  # closing a window keeps Pairwise in the tray
         self.node = node
-        self.facade = NodeFacade(node)
+        self.facade = NodeFacade(NodeApi(node))
         self.notifier = Notifier(summary_interval_s=summary_interval_s)
         self.tasks = Tasks(on_error=self.report_error)
         self.bridge = EventBridge(node.bus)

@@ -33,6 +33,7 @@ from app.services.events import (
     PairInviteOpened,
     PairInviteVoided,
     PauseOwed,
+    PausingOnExit,
     PeerJoined,
     PeerLeft,
     PeerPaired,
@@ -88,7 +89,7 @@ RENDERINGS: dict[type[Event], Rendering] = {
     RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
     RequesterLimited: NOTIFY_ONLY, RequestersChanged: REFRESH_NODES,
     PriceChanged: NOTIFY, PriceUnknown: NOTIFY, RentedPaused: NOTIFY, CapEnforced: NOTIFY, PauseOwed: NOTIFY,
-    OwedPauseTaken: NOTIFY, StillBilling: NOTIFY,
+    OwedPauseTaken: NOTIFY, StillBilling: NOTIFY, PausingOnExit: QUIET,
 }
 
 

@@ -12,9 +12,6 @@ from typing import Any
 
 from app.ui import fmt
 
-BILLED_HF_STATES = ("initializing", "running")  # what Hugging Face bills (hf-api.md §1.6)
-PAUSABLE_HF_STATES = ("pending", "initializing", "running", "scaledToZero", "updating")
-RESUMABLE_HF_STATES = ("paused", "failed", "updateFailed")
 QUIET_REASONS = ("routing policy is 'never'", "not shared")
 
 
@@ -35,12 +32,8 @@ SEPARATOR = "-"
 
 
 def billing(row: dict[str, Any]) -> bool:
-    """Is this (own) rented node costing money right now, as far as we can tell?"""
-    hf_state = row.get("hf_state")
-    if hf_state is not None:
-        return hf_state in BILLED_HF_STATES
-    # Not a managed HF endpoint: an eligible node with an hourly price is assumed to be billing.
-    return row.get("state") == "eligible" and bool(row.get("price_per_hour"))
+    """Is this (own) rented node costing money right now, as far as the service API can tell?"""
+    return bool(row.get("billing"))
 
 
 def attention_reasons(rented: list[dict[str, Any]]) -> list[str]:
@@ -97,9 +90,8 @@ def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
     why = "" if managed else "Pairwise does not manage this endpoint (attached, not created or managed here)"
     children = [
         MenuItem(f"{fmt.price(row.get('price_per_hour'))} · {row.get('gpu') or 'GPU unknown'}", enabled=False),
-        MenuItem("Pause", action=f"pause:{name}", enabled=managed and hf_state in PAUSABLE_HF_STATES, tooltip=why),
-        MenuItem("Resume", action=f"resume:{name}", enabled=managed and hf_state in RESUMABLE_HF_STATES,
-                 tooltip=why),
+        MenuItem("Pause", action=f"pause:{name}", enabled=bool(row.get("pausable")), tooltip=why),
+        MenuItem("Resume", action=f"resume:{name}", enabled=bool(row.get("resumable")), tooltip=why),
         MenuItem("Details…", action=f"show:{name}"),
     ]
     return MenuItem(text, children=children)

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.api import FoundEngine
 from app.services.errors import PortTaken
-from app.services.firstrun.discover import FoundEngine
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
@@ -130,7 +130,7 @@ class WelcomeWindow(QWidget):
         layout = QVBoxLayout(self)
         intro = QLabel("Pairwise gives every app on this machine one address for all your models — "
                        "this machine's engines, your other machines' and rented GPUs: "
-                       f"<b>http://{facade.node.settings.listen}</b> (Ollama and OpenAI APIs).")
+                       f"<b>http://{facade.front_door_listen()}</b> (Ollama and OpenAI APIs).")
         intro.setWordWrap(True)
         layout.addWidget(intro)
 
@@ -211,7 +211,7 @@ class WelcomeWindow(QWidget):
         self._check.stop()
         self._opening = False
         self.door_box.setTitle("Step 1: done")
-        self.door_status.setText(f"Pairwise now serves on {self.facade.node.frontdoor_address}.")
+        self.door_status.setText(f"Pairwise now serves on {self.facade.front_door_address()}.")
         self.frontdoor_opened.emit()
         self.engines.look()
 

@@ -1,12 +1,14 @@
 """The control API under /_pairwise/v1/: how the CLI (and scripts) talk to a
 running node. Guarded by the node's local control token (0600 file in its home),
-on top of the front door's loopback-only rule."""
+on top of the front door's loopback-only rule.
+
+The routes themselves are the node's ``extra_control_routes``: the service API's
+(``app.services.api.routes``, added by bootstrap) and any a feature adds; this module
+only guards them and turns a ``PairwiseError`` into its JSON error body."""
 
 from __future__ import annotations
 
-import asyncio
 import hmac
-import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -82,60 +84,5 @@ def add_control_routes(app: web.Application, node: Node) -> None:
 
         return wrapper
 
-    async def status(request: web.Request) -> web.Response:
-        return web.json_response(node.status())
-
-    async def nodes(request: web.Request) -> web.Response:
-        return web.json_response({"nodes": node.nodes()})
-
-    async def jobs(request: web.Request) -> web.Response:
-        active = query_flag(request, "active")
-        limit = query_int(request, "limit", 50, low=1, high=10_000)
-        rows = node.jobs.list(active_only=active, limit=limit)
-        return web.json_response({"jobs": [j.to_json() for j in rows]})
-
-    async def events(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-        await response.prepare(request)
-        queue = node.bus.subscribe()
-        stopping = asyncio.ensure_future(node.stopping.wait())
-        try:
-            await response.write(json.dumps({"kind": "subscribed", "node": node.name}).encode() + b"\n")
-            while not stopping.done():
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, stopping}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    line = getter.result().to_json()
-                else:
-                    getter.cancel()
-                    line = {"kind": "node_stopping"} if stopping.done() else {"kind": "keepalive"}
-                await response.write(json.dumps(line).encode() + b"\n")
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            stopping.cancel()
-            node.bus.unsubscribe(queue)
-        return response
-
-    async def engines_list(request: web.Request) -> web.Response:
-        return web.json_response({"engines": node.engines.describe()})
-
-    async def engines_add(request: web.Request) -> web.Response:
-        data = await json_body(request)
-        credential = data.pop("token", None)
-        described = await node.engines.add(data, credential)
-        return web.json_response(described, status=201)
-
-    async def engines_remove(request: web.Request) -> web.Response:
-        await node.engines.remove(request.match_info["name"])
-        return web.json_response({"removed": request.match_info["name"]})
-
-    routes: list[tuple[str, str, Handler]] = [
-        ("GET", "/status", status), ("GET", "/nodes", nodes), ("GET", "/jobs", jobs), ("GET", "/events", events),
-        ("GET", "/engines", engines_list), ("POST", "/engines", engines_add),
-        ("DELETE", "/engines/{name}", engines_remove),
-    ]
-    for method, path, handler in routes:
-        app.router.add_route(method, PREFIX + path, guarded(handler))
     for method, path, handler in node.extra_control_routes:
         app.router.add_route(method, PREFIX + path, guarded(handler))

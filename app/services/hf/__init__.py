@@ -15,7 +15,6 @@
     hooks.py     HfHooks: wake on request, budget pause, pause on exit, detach and logout guards, reconcile
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, routes, attach
-    routes.py    control routes under /_pairwise/v1/hf
 
 ``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
 runs first), the lifecycle controller and rented operations (plan, create, pause, resume, delete).
@@ -31,7 +30,6 @@ from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.records import EndpointRecords
 from app.services.hf.rented_ops import HfRented
-from app.services.hf.routes import hf_rented_routes, hf_routes
 from app.services.hf.service import HfService
 from app.services.hf.tokens import TOKEN_KEY
 
@@ -41,14 +39,12 @@ if TYPE_CHECKING:
 
 def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
     service = HfService(node.settings.hf, node.secrets, node.bus, extra_ca=node.extra_ca)
-    node.extra_control_routes.extend(hf_routes(service))
     manager, ops = node.rented, None
     if manager is not None:
         records = EndpointRecords(node.home.hf_endpoints_file)
         lifecycle = HfLifecycle(service, manager, records, node.bus)
         hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)
-        node.extra_control_routes.extend(hf_rented_routes(ops))
         manager.fallback_tokens.append(
             lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed

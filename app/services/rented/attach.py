@@ -3,7 +3,7 @@
 Wires the ``RentedManager`` into the node's extension points: start hook (load and probe),
 stop-first hook (pause on sponsor exit, while the network is still up), stop-last hook,
 ``fact_providers`` (rows for ``pairwise nodes``), ``shared_fact_providers`` (what peers may
-see), the /rented control routes, and a registry source of peers' unshared rented nodes
+see), and a registry source of peers' unshared rented nodes
 (``peer_view``) so a request for a model only such a node serves is refused by name. The
 bootstrap keeps the manager in ``node.rented``.
 """
@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
 from app.services.rented.peer_view import PeerRentedViews
-from app.services.rented.routes import control_routes
 from app.services.rented.spend import FILE_NAME as SPEND_FILE
 from app.services.rented.spend import spend_dir
 from app.services.rented.store import RentedStore
@@ -40,7 +39,6 @@ def attach_rented(node: Node) -> RentedManager:
     node.stop_last.append(manager.stop)
     node.fact_providers.append(manager.node_rows)
     node.shared_fact_providers.append(manager.shared_facts)
-    node.extra_control_routes.extend(control_routes(manager))
     # Peers' rented nodes, routed under their own policy (unshared ones refused by name).
     node.registry.add_dynamic(PeerRentedViews(node.node_id, node.fact_providers, lambda sid: _sponsor_upstream(node, sid)))
     return manager

@@ -42,6 +42,7 @@ from app.services.events import (
     NodeChanged,
     Notice,
     OffLanPrompt,
+    PausingOnExit,
     WorkloadFinished,
     WorkloadRunning,
     WorkloadUpdated,
@@ -123,6 +124,8 @@ class RentedManager:
         self.exiting = True
         pausing = [node for node in self.nodes.values()
                    if node.decl.lifecycle.pause_on_sponsor_exit and node.decl.lifecycle.managed]
+        for node in pausing:
+            self.bus.publish(PausingOnExit(node=node.name))
         await asyncio.gather(*(self.hooks.run_each(self.hooks.on_sponsor_exit, node, "on_sponsor_exit")
                                for node in pausing), return_exceptions=True)
 

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.jobs.requester import requester_text
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 
@@ -32,7 +31,7 @@ def job_cells(job: dict[str, Any]) -> list[str]:
     if job.get("error"):
         state += f": {job['error']}"
     return [fmt.when(job.get("created_at")), str(job.get("model")), state, str(job.get("serving_node") or "–"),
-            off_lan, str(job.get("origin_node") or "–"), requester_text(job),
+            off_lan, str(job.get("origin_node") or "–"), str(job.get("requester_text") or "–"),
             fmt.duration(fmt.job_duration(job)), fmt.tokens(job),
             fmt.money(job.get("cost_usd"), precise=True) if job.get("cost_usd") is not None else "–"]
 

@@ -27,7 +27,6 @@ from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
-from app.ui.tray_model import PAUSABLE_HF_STATES, RESUMABLE_HF_STATES
 
 LAST_LINES_SHOWN = 12
 
@@ -219,9 +218,8 @@ class NodeDetail(QWidget):
         self.peer_usd.setText(peer_text(limits.get("usd_per_day") or {}))
         self.peer_rate.setText(peer_text(limits.get("requests_per_min") or {}))
         managed = bool(life.get("managed"))
-        hf_state = row.get("hf_state")
-        self.pause_button.setEnabled(managed and hf_state in PAUSABLE_HF_STATES)
-        self.resume_button.setEnabled(managed and hf_state in RESUMABLE_HF_STATES)
+        self.pause_button.setEnabled(bool(row.get("pausable")))
+        self.resume_button.setEnabled(bool(row.get("resumable")))
         self.delete_button.setText("Delete…" if managed and not is_window(row) else "Remove from Pairwise…")
         for widget in (self.idle_min, self.wake, self.pause_on_exit):
             widget.setEnabled(managed)

@@ -54,7 +54,7 @@ class InviteDialog(QDialog):
         made = await self.facade.pair_invite()
         self.pin.setText(f"{made['pin'][:3]} {made['pin'][3:]}")
         self.address.setText(f"Address: {made['address']}")
-        self.expires_at = float(made["expires_at"])
+        self.expires_at = float(made["expires_at_unix"])
         self._countdown()
         self._tick.start()
         peer = await self.facade.pair_wait(None)

@@ -1,0 +1,117 @@
+"""``NodeApi``: the node's own snapshots and actions (status, nodes, jobs, engines, settings, events,
+stop), and the feature APIs under it (``rented``, ``hf``, ``cluster``, ``keys``, ``first_run``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Literal
+
+from app.services.api.cluster import ClusterApi
+from app.services.api.first_run import FirstRunApi
+from app.services.api.hf import HfApi
+from app.services.api.keys import KeysApi
+from app.services.api.rented import RentedApi
+from app.services.errors import ConfigError
+from app.services.events import Event, NodeChanged
+from app.services.jobs.requester import requester_text
+from app.services.node import Node
+
+
+class NodeApi:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.rented = RentedApi(node)
+        self.hf = HfApi(node)
+        self.cluster = ClusterApi(node)
+        self.keys = KeysApi(node)
+        self.first_run = FirstRunApi(node)
+
+    # -- snapshots -------------------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def home(self) -> str:
+        return str(self.node.home.root)
+
+    def status(self) -> dict[str, Any]:
+        return self.node.status()
+
+    def nodes(self, *, own_detail: bool = False) -> list[dict[str, Any]]:
+        """Every node: this one, its rented nodes, peers and their shared rented nodes. With
+        ``own_detail`` this node's rented rows carry what only the sponsor may see (costs, HF's
+        message, ``billing``/``pausable``/``resumable``), as the tray shows them."""
+        rows = self.node.nodes()
+        if not own_detail:
+            return rows
+        local = {r["name"]: r for r in self.rented.list()}
+        return [{**r, **local[r["name"]]} if r.get("kind") == "rented" and r.get("name") in local
+                and r.get("sponsor_id") == self.node.node_id else r for r in rows]
+
+    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+        """Workload records, newest first, each with ``requester_text`` (who asked, as one line)."""
+        rows = [j.to_json() for j in self.node.jobs.list(active_only=active_only, limit=limit)]
+        for row in rows:
+            row["requester_text"] = requester_text(row)
+        return rows
+
+    # -- engines ---------------------------------------------------------------------------------------------
+
+    def engines(self) -> list[dict[str, Any]]:
+        return self.node.engines.describe()
+
+    async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+        return await self.node.engines.add(data, token)
+
+    async def engine_remove(self, name: str) -> dict[str, Any]:
+        await self.node.engines.remove(name)
+        return {"removed": name}
+
+    # -- settings --------------------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """The settings a person changes at run time (``pairwise settings``, the Settings view)."""
+        return {"off_lan": self.node.settings.off_lan}
+
+    def off_lan_policy(self) -> str:
+        return self.node.settings.off_lan
+
+    async def set_off_lan(self, policy: str) -> dict[str, Any]:
+        """allow | deny: whether prompts that start on this node may be served off the LAN (rented nodes)."""
+        settings = self.node.settings
+        settings.off_lan = _off_lan(policy)
+        self.node.settings_store.save(settings)
+        self.node.bus.publish(NodeChanged(node=self.node.name, reason=f"off-LAN routing {policy}"))
+        return self.settings()
+
+    # -- events and stopping ---------------------------------------------------------------------------------
+
+    def on_event(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``callback`` for every event (on the loop's thread); returns the unsubscribe function."""
+        return self.node.bus.on(callback)
+
+    def subscribe(self) -> asyncio.Queue[Event]:
+        return self.node.bus.subscribe()
+
+    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+        self.node.bus.unsubscribe(queue)
+
+    @property
+    def stopping(self) -> asyncio.Event:
+        return self.node.stopping
+
+    async def stop(self, progress: Callable[[str], None] | None = None) -> None:
+        """The node's own stop (pause-on-exit first); ``progress(label)`` before each first step.
+        Each rented node pause-on-exit reaches is told as a ``PausingOnExit`` event."""
+        await self.node.stop(progress=progress)
+
+
+def _off_lan(policy: str) -> Literal["allow", "deny"]:
+    if policy == "allow":
+        return "allow"
+    if policy == "deny":
+        return "deny"
+    raise ConfigError(f"off-LAN policy must be allow or deny, not {policy!r}")

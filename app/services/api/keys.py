@@ -1,0 +1,55 @@
+"""``KeysApi``: named keys, the LAN door and spend by requester (the requesters feature)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any
+
+from app.services.errors import FeatureMissing
+
+if TYPE_CHECKING:
+    from app.services.keys.service import RequesterService
+    from app.services.node import Node
+
+
+class KeysApi:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def _service(self) -> RequesterService:
+        if self.node.requesters is None:
+            raise FeatureMissing("this node has no keys or LAN door attached")
+        return self.node.requesters
+
+    def summary(self) -> dict[str, Any] | None:
+        """``{"lan_on", "keys", "text": "LAN access on · 2 keys"}``, or None without the feature."""
+        service = self.node.requesters
+        return service.summary() if service is not None else None
+
+    def list(self) -> list[dict[str, Any]]:
+        service = self.node.requesters
+        return service.list_keys() if service is not None else []
+
+    def create(self, name: str, *, models: builtins.list[str] | None = None, off_lan: str = "allow",
+               usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
+        """The new key's record with ``key``: the only time the key itself is seen."""
+        return self._service().create_key(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
+                                          requests_per_min=requests_per_min)
+
+    def revoke(self, name: str) -> dict[str, Any]:
+        return self._service().revoke_key(name)
+
+    def lan_status(self) -> dict[str, Any] | None:
+        service = self.node.requesters
+        return service.lan_status() if service is not None else None
+
+    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+        return await self._service().set_lan(listen)
+
+    def door_cert(self) -> dict[str, Any]:
+        return self._service().door_cert()
+
+    def today(self, rented: str) -> builtins.list[dict[str, Any]]:
+        """Spend today on one of this node's rented nodes, by requesting node."""
+        service = self.node.requesters
+        return service.today(rented) if service is not None else []

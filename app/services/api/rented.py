@@ -1,0 +1,137 @@
+"""``RentedApi``: rented nodes (attach, apply, set, detach, probe), and on Hugging Face their
+lifecycle (plan, create, pause, resume, delete) and batch windows (flavors, plan, create, stop,
+logs). Rows carry ``billing``, ``pausable`` and ``resumable`` so no view copies HF's state sets."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from app.services.errors import ConfigError, FeatureMissing
+from app.services.hf import states
+
+if TYPE_CHECKING:
+    from app.services.hf.jobs_ops import HfJobs
+    from app.services.hf.rented_ops import HfRented
+    from app.services.node import Node
+    from app.services.rented.manager import RentedManager
+
+
+def with_actions(row: dict[str, Any]) -> dict[str, Any]:
+    """A sponsor's rented row with what a person can do about it, and whether it costs money now."""
+    hf_state = row.get("hf_state")
+    managed = bool((row.get("lifecycle") or {}).get("managed"))
+    if hf_state is not None:
+        billing = hf_state in states.BILLED
+    else:  # not a managed HF endpoint: an eligible node with an hourly price is taken to be billing
+        billing = row.get("state") == "eligible" and bool(row.get("price_per_hour"))
+    return {**row, "billing": billing, "pausable": managed and hf_state in states.PAUSABLE,
+            "resumable": managed and hf_state in states.RESUMABLE}
+
+
+class RentedApi:
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def _manager(self) -> RentedManager:
+        if self.node.rented is None:
+            raise FeatureMissing("this node has no rented-node manager attached")
+        return self.node.rented
+
+    def _ops(self) -> HfRented:
+        if self.node.hf_rented is None:
+            raise FeatureMissing("this node has no Hugging Face rented operations attached")
+        return self.node.hf_rented
+
+    def _windows(self) -> HfJobs:
+        if self.node.hf_jobs is None:
+            raise FeatureMissing("this node has no batch-window operations attached")
+        return self.node.hf_jobs
+
+    # -- rows ------------------------------------------------------------------------------------------------
+
+    def list(self) -> builtins.list[dict[str, Any]]:
+        """This node's rented nodes (empty on a node without the feature)."""
+        manager = self.node.rented
+        return [with_actions(row) for row in manager.list()] if manager is not None else []
+
+    def row(self, name: str) -> dict[str, Any] | None:
+        return next((r for r in self.list() if r.get("name") == name), None)
+
+    def show(self, name: str) -> dict[str, Any]:
+        return with_actions(self._manager().show(name))
+
+    def pause_on_exit_targets(self) -> builtins.list[str]:
+        """Rented nodes that stopping this node will pause (managed, pause on exit on, not already paused)."""
+        return [r["name"] for r in self.list()
+                if (r.get("lifecycle") or {}).get("managed") and (r.get("lifecycle") or {}).get("pause_on_sponsor_exit")
+                and r.get("hf_state") not in ("paused", "failed", None)]
+
+    # -- declarations ----------------------------------------------------------------------------------------
+
+    async def attach(self, decl: dict[str, Any], token: str | None) -> dict[str, Any]:
+        return with_actions(await self._manager().attach(decl, token))
+
+    async def apply(self, items: builtins.list[dict[str, Any]], token: str | None) -> builtins.list[dict[str, Any]]:
+        if not all(isinstance(i, dict) for i in items):
+            raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
+        return [with_actions(row) for row in await self._manager().apply(items, token)]
+
+    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+        return with_actions(await self._manager().set(name, changes, token))
+
+    async def detach(self, name: str, *, force: bool = False) -> dict[str, Any]:
+        """Detach (forget) a rented node; refused while its endpoint bills and cannot be paused, unless ``force``."""
+        await self._manager().detach(name, force=force)
+        return {"detached": name}
+
+    async def probe(self, name: str) -> dict[str, Any]:
+        """Probe again now (models, credential, public flag)."""
+        manager = self._manager()
+        node = manager.get(name)
+        await node.probe()
+        manager.changed(f"rented node {node.name} probed")
+        return self.show(node.name)
+
+    # -- on Hugging Face: endpoints --------------------------------------------------------------------------
+
+    async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet)."""
+        return await self._ops().plan(params)
+
+    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._ops().create(params)
+
+    async def pause(self, name: str) -> dict[str, Any]:
+        return await self._ops().pause(name)
+
+    async def resume(self, name: str) -> dict[str, Any]:
+        return await self._ops().resume(name)
+
+    async def delete(self, name: str) -> dict[str, Any]:
+        """Delete the endpoint on Hugging Face (irreversible) and detach the node."""
+        return await self._ops().delete(name)
+
+    # -- on Hugging Face: batch windows ----------------------------------------------------------------------
+
+    async def window_flavors(self) -> builtins.list[dict[str, Any]]:
+        return [f.to_json() for f in await self._windows().flavors()]
+
+    async def window_plan(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What ``window_create(params)`` would start: the whole window's cost against the caps
+        (refused if they cannot pay for it)."""
+        return await self._windows().plan(params)
+
+    async def window_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._windows().create(params)
+
+    async def window_stop(self, name: str) -> dict[str, Any]:
+        return await self._windows().stop(name)
+
+    def window_extend(self, name: str) -> None:
+        """Always refused, naming why (HF cannot lengthen a job)."""
+        self._windows().extend(name)
+
+    def window_logs(self, name: str, *, follow: bool, tail: int | None) -> AsyncIterator[tuple[str, str]]:
+        return self._windows().logs(name, follow=follow, tail=tail)

@@ -1,0 +1,94 @@
+"""The control API's routes (under /_pairwise/v1, behind the node's control token): HTTP adapters
+over ``NodeApi``, no rules of their own beyond reading the request. ``control_routes(api)`` is
+what bootstrap gives the front door.
+
+    GET    /status                                  the node's status
+    GET    /nodes                                   {"nodes": [row...]}
+    GET    /jobs?active=1&limit=N                   {"jobs": [record...]}
+    GET    /events                                  NDJSON: each event's JSON form (events.py), plus
+                                                    {"kind": "subscribed"|"keepalive"|"node_stopping"}
+    GET    /engines, POST /engines, DELETE /engines/{name}
+    GET    /settings                                {"off_lan": "allow"|"deny"}
+    PUT    /settings/off_lan   {"policy"}           allow or deny prompts off the LAN
+    rented nodes, Hugging Face, pairing and peers:  see routes_features.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aiohttp import web
+
+from app.services.api.core import NodeApi
+from app.services.api.routes_features import cluster_routes, hf_routes, rented_routes
+from app.services.errors import ConfigError
+from app.services.frontdoor.control import Handler, json_body, query_flag, query_int
+
+Route = tuple[str, str, Handler]
+
+
+def control_routes(api: NodeApi) -> list[Route]:
+    async def status(request: web.Request) -> web.Response:
+        return web.json_response(api.status())
+
+    async def nodes(request: web.Request) -> web.Response:
+        return web.json_response({"nodes": api.nodes()})
+
+    async def jobs(request: web.Request) -> web.Response:
+        active = query_flag(request, "active")
+        limit = query_int(request, "limit", 50, low=1, high=10_000)
+        return web.json_response({"jobs": api.jobs(active_only=active, limit=limit)})
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        queue = api.subscribe()
+        stopping = asyncio.ensure_future(api.stopping.wait())
+        try:
+            await response.write(json.dumps({"kind": "subscribed", "node": api.name}).encode() + b"\n")
+            while not stopping.done():
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, stopping}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
+                line: dict[str, Any]
+                if getter in done:
+                    line = getter.result().to_json()
+                else:
+                    getter.cancel()
+                    line = {"kind": "node_stopping"} if stopping.done() else {"kind": "keepalive"}
+                await response.write(json.dumps(line).encode() + b"\n")
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            stopping.cancel()
+            api.unsubscribe(queue)
+        return response
+
+    async def engines_list(request: web.Request) -> web.Response:
+        return web.json_response({"engines": api.engines()})
+
+    async def engines_add(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        credential = data.pop("token", None)
+        return web.json_response(await api.engine_add(data, credential), status=201)
+
+    async def engines_remove(request: web.Request) -> web.Response:
+        return web.json_response(await api.engine_remove(request.match_info["name"]))
+
+    async def settings(request: web.Request) -> web.Response:
+        return web.json_response(api.settings())
+
+    async def set_off_lan(request: web.Request) -> web.Response:
+        policy = (await json_body(request)).get("policy")
+        if not isinstance(policy, str):
+            raise ConfigError("off_lan needs {\"policy\": \"allow\" | \"deny\"}")
+        return web.json_response(await api.set_off_lan(policy))
+
+    return [
+        ("GET", "/status", status), ("GET", "/nodes", nodes), ("GET", "/jobs", jobs), ("GET", "/events", events),
+        ("GET", "/engines", engines_list), ("POST", "/engines", engines_add),
+        ("DELETE", "/engines/{name}", engines_remove),
+        ("GET", "/settings", settings), ("PUT", "/settings/off_lan", set_off_lan),
+        *rented_routes(api.rented), *hf_routes(api.hf, api.rented), *cluster_routes(api.cluster),
+    ]

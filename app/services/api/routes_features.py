@@ -1,0 +1,193 @@
+"""Control routes of the node's features: HTTP adapters over ``RentedApi``, ``HfApi`` and ``ClusterApi``.
+A token only ever travels inward (CLI -> node over loopback) and is never echoed back.
+
+    GET    /rented                  {"rented": [row...]}
+    POST   /rented                  attach: a declaration's fields plus optional "token"
+    POST   /rented/apply            {"declarations": [...], "token"?: str}
+    GET    /rented/{name}           one row
+    PATCH  /rented/{name}           {"changes": {...}, "token"?: str}
+    DELETE /rented/{name}           detach; {"yes": true} detaches even if a billing endpoint cannot be paused
+    POST   /rented/{name}/probe     re-probe now (models, credential, public flag)
+
+    POST   /hf/login {"token"}, POST /hf/logout {"yes"?: true}, GET /hf/status
+    GET    /hf/catalog?search=, /hf/hardware?namespace=, /hf/endpoints?namespace=
+    POST   /hf/rented/plan, POST /hf/rented (create), POST /hf/rented/{name}/pause | resume
+    DELETE /hf/rented/{name}        {"confirm": "<name>"} (irreversible on HF)
+
+    POST   /pair/invite      {"ttl_s"?}                -> {"pin", "address", "expires_at"}
+    GET    /pair/invite                                -> the invite's state
+    DELETE /pair/invite                                -> cancel it
+    POST   /pair/wait        {"timeout_s"?}            -> {"paired": peer}
+    POST   /pair/join        {"address", "pin"}        -> {"paired": peer}
+    GET    /pair                                       -> {"peers", "pending_notices"}
+    DELETE /pair/{node}                                -> removal, and whether the peer was told
+    GET    /peers                                      -> {"peers", "manual"}
+    POST   /peers            {"address"}               -> {"found": peer or null, "address"}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from app.services.api.cluster import ClusterApi
+from app.services.api.hf import HfApi
+from app.services.api.rented import RentedApi
+from app.services.errors import ConfigError, PairwiseError
+from app.services.frontdoor.control import Handler, json_body
+
+Route = tuple[str, str, Handler]
+
+
+def _token(data: dict[str, Any]) -> str | None:
+    token = data.pop("token", None)
+    if token is not None and (not isinstance(token, str) or not token.strip()):
+        raise ConfigError("token must be a non-empty string")
+    return token.strip() if isinstance(token, str) else None
+
+
+def _seconds(data: dict[str, Any], key: str, default: float | None) -> float | None:
+    value = data.get(key, default)
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{key} must be a positive number of seconds")
+    return float(value)
+
+
+def rented_routes(rented: RentedApi) -> list[Route]:
+    async def list_all(request: web.Request) -> web.Response:
+        return web.json_response({"rented": rented.list()})
+
+    async def attach(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        token = _token(data)
+        return web.json_response(await rented.attach(data, token), status=201)
+
+    async def apply(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        token = _token(data)
+        items = data.get("declarations")
+        if not isinstance(items, list):
+            raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
+        return web.json_response({"rented": await rented.apply(items, token)})
+
+    async def show(request: web.Request) -> web.Response:
+        return web.json_response(rented.show(request.match_info["name"]))
+
+    async def change(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        token = _token(data)
+        changes = data.get("changes") or {}
+        if not isinstance(changes, dict):
+            raise ConfigError("changes must be an object")
+        return web.json_response(await rented.set(request.match_info["name"], changes, token))
+
+    async def detach(request: web.Request) -> web.Response:
+        force = (await json_body(request)).get("yes") is True
+        return web.json_response(await rented.detach(request.match_info["name"], force=force))
+
+    async def probe(request: web.Request) -> web.Response:
+        return web.json_response(await rented.probe(request.match_info["name"]))
+
+    return [
+        ("GET", "/rented", list_all), ("POST", "/rented", attach), ("POST", "/rented/apply", apply),
+        ("GET", "/rented/{name}", show), ("PATCH", "/rented/{name}", change),
+        ("DELETE", "/rented/{name}", detach), ("POST", "/rented/{name}/probe", probe),
+    ]
+
+
+def hf_routes(hf: HfApi, rented: RentedApi) -> list[Route]:
+    async def login(request: web.Request) -> web.Response:
+        token = (await json_body(request)).get("token")
+        if not isinstance(token, str):
+            raise PairwiseError("the body needs a 'token'", title="Bad request")
+        return web.json_response(await hf.login(token))
+
+    async def logout(request: web.Request) -> web.Response:
+        return web.json_response(await hf.logout(force=(await json_body(request)).get("yes") is True))
+
+    async def status(request: web.Request) -> web.Response:
+        return web.json_response(await hf.status())
+
+    async def catalog(request: web.Request) -> web.Response:
+        return web.json_response({"models": await hf.catalog(request.query.get("search") or None)})
+
+    async def hardware(request: web.Request) -> web.Response:
+        return web.json_response({"hardware": await hf.hardware(request.query.get("namespace") or None)})
+
+    async def endpoints(request: web.Request) -> web.Response:
+        return web.json_response({"endpoints": await hf.endpoints(request.query.get("namespace") or None)})
+
+    async def plan(request: web.Request) -> web.Response:
+        result = await rented.plan(await json_body(request))
+        result.pop("body", None)
+        return web.json_response(result)
+
+    async def create(request: web.Request) -> web.Response:
+        return web.json_response(await rented.create(await json_body(request)), status=201)
+
+    async def pause(request: web.Request) -> web.Response:
+        return web.json_response(await rented.pause(request.match_info["name"]))
+
+    async def resume(request: web.Request) -> web.Response:
+        return web.json_response(await rented.resume(request.match_info["name"]))
+
+    async def delete(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if (await json_body(request)).get("confirm") != name:
+            raise ConfigError(f"deleting {name} is irreversible on Hugging Face: confirm with {{\"confirm\": \"{name}\"}}")
+        return web.json_response(await rented.delete(name))
+
+    return [
+        ("POST", "/hf/login", login), ("POST", "/hf/logout", logout), ("GET", "/hf/status", status),
+        ("GET", "/hf/catalog", catalog), ("GET", "/hf/hardware", hardware), ("GET", "/hf/endpoints", endpoints),
+        ("POST", "/hf/rented/plan", plan), ("POST", "/hf/rented", create),
+        ("POST", "/hf/rented/{name}/pause", pause), ("POST", "/hf/rented/{name}/resume", resume),
+        ("DELETE", "/hf/rented/{name}", delete),
+    ]
+
+
+def cluster_routes(cluster: ClusterApi) -> list[Route]:
+    async def invite(request: web.Request) -> web.Response:
+        made = await cluster.invite(_seconds(await json_body(request), "ttl_s", 300.0) or 300.0)
+        return web.json_response({k: made[k] for k in ("pin", "address", "expires_at")})
+
+    async def invite_status(request: web.Request) -> web.Response:
+        return web.json_response(cluster.invite_status())
+
+    async def invite_cancel(request: web.Request) -> web.Response:
+        return web.json_response(await cluster.cancel())
+
+    async def wait(request: web.Request) -> web.Response:
+        return web.json_response({"paired": await cluster.wait(_seconds(await json_body(request), "timeout_s", None))})
+
+    async def join(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        address, pin = data.get("address"), data.get("pin")
+        if not isinstance(address, str) or not isinstance(pin, str):
+            raise ConfigError("join needs 'address' (HOST[:PORT]) and 'pin'")
+        return web.json_response({"paired": await cluster.join(address, pin)})
+
+    async def pair_list(request: web.Request) -> web.Response:
+        return web.json_response(cluster.pairs())
+
+    async def pair_remove(request: web.Request) -> web.Response:
+        return web.json_response(await cluster.unpair(request.match_info["node"]))
+
+    async def peers_list(request: web.Request) -> web.Response:
+        return web.json_response({"peers": cluster.peers(), "manual": cluster.manual_peers()})
+
+    async def peers_add(request: web.Request) -> web.Response:
+        address = (await json_body(request)).get("address")
+        if not isinstance(address, str):
+            raise ConfigError("peers add needs 'address' (HOST:PORT of a paired node's cluster port)")
+        return web.json_response(await cluster.add_peer(address))
+
+    return [
+        ("POST", "/pair/invite", invite), ("GET", "/pair/invite", invite_status),
+        ("DELETE", "/pair/invite", invite_cancel), ("POST", "/pair/wait", wait), ("POST", "/pair/join", join),
+        ("GET", "/pair", pair_list), ("DELETE", "/pair/{node}", pair_remove),
+        ("GET", "/peers", peers_list), ("POST", "/peers", peers_add),
+    ]

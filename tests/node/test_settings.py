@@ -1,0 +1,34 @@
+"""Run-time settings through the service API: what the tray's Settings view changes, the CLI changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.control_client import ControlClient
+from app.home import Home
+from app.services.errors import PairwiseError
+from tests.support.procs import NodeProc
+
+
+def test_off_lan_routing_is_set_from_the_cli_and_kept(node_factory: type[NodeProc]) -> None:
+    node = node_factory("setter").start()
+    assert node.cli_json("settings") == {"off_lan": "allow"}
+    changed = node.cli("settings", "off-lan", "deny")
+    assert changed.stdout.strip() == "off-LAN routing: deny"
+    assert node.cli_json("settings") == {"off_lan": "deny"}
+    assert json.loads((node.home / "settings.json").read_text())["off_lan"] == "deny"
+    node.kill()
+    node.start()
+    assert node.cli_json("settings") == {"off_lan": "deny"}  # remembered across a restart
+
+
+def test_a_policy_that_is_neither_allow_nor_deny_is_refused_by_name(node_factory: type[NodeProc]) -> None:
+    node = node_factory("strict").start()
+    assert node.cli("settings", "off-lan", "maybe", check=False).returncode == 2
+    with pytest.raises(PairwiseError) as refused:
+        ControlClient(Home(node.home)).call("PUT", "/settings/off_lan", {"policy": "maybe"})
+    assert refused.value.status == 400
+    assert refused.value.message == "off-LAN policy must be allow or deny, not 'maybe'"
+    assert node.cli_json("settings") == {"off_lan": "allow"}  # nothing changed
