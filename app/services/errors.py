@@ -1,19 +1,41 @@
-"""Pairwise's error hierarchy.
+"""Pairwise's one exception tree: every error a module raises to its callers joins it here.
 
-Every error carries a short ``title`` and a ``message`` that a notification,
-a CLI line or an HTTP error body can show as is (the Maestral lesson).
+Every error carries a short ``title`` and a ``message`` that a notification, a CLI line or an HTTP
+error body can show as is (the Maestral lesson), and the HTTP ``status`` the control API answers
+with. Catch the branch you mean (``NotFound``, not ``HfNotFound``, when any missing thing will do).
+A module's own errors are defined in that module and derive from the branch below that fits; the
+tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing from this list):
 
     PairwiseError
-    ├── ConfigError            a setting or declaration is invalid (names the rule)
-    │   └── PortTaken          a listener's address is held by another program (names it and the way on)
-    ├── CredentialError        the keyring is unavailable or a credential is missing
-    ├── NotFound               an engine, node or model that does not exist
-    ├── FeatureMissing         a feature (cluster, rented nodes, Hugging Face) is not attached to this node
-    ├── RefusedError           a request refused by policy (loopback rule, sharing off, budget...)
-    ├── UpstreamError          an upstream failed; ``before_first_byte`` decides failover
-    │   ├── UpstreamTimeout    no first byte within the upstream's first-byte timeout
-    │   └── RequesterLimitError  a requester over its spend cap or rate on a rented node (429)
-    └── ControlError           the CLI could not talk to a running node
+    ├── ConfigError                   a setting, declaration or argument is invalid (names the rule)
+    │   ├── NodeAlreadyRunning        node.py: another node holds this home
+    │   └── PortTaken                 a listener's address is held by another program (names it and the way on)
+    ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
+    ├── BodyError                     frontdoor/body.py: a request body refused (413, 400), with its status
+    ├── CredentialError               the keyring is unavailable or a credential is missing
+    │   └── HfAuthError               hf/errors.py: Hugging Face refused the token
+    ├── NotFound                      an engine, node, model or endpoint that does not exist
+    │   └── HfNotFound                hf/errors.py: not found on Hugging Face
+    ├── FeatureMissing                a feature (cluster, rented nodes, Hugging Face) is not attached here
+    ├── RefusedError                  refused by policy (loopback rule, sharing off, budget...)
+    │   ├── HfPermissionError         hf/errors.py: the token lacks a permission
+    │   └── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
+    ├── UpstreamError                 an upstream failed before its answer was committed: fail over
+    │   ├── UpstreamTimeout           no first byte within the upstream's first-byte timeout
+    │   ├── RequesterLimitError       a requester over its spend cap or rate on a rented node (429)
+    │   └── LineTooLong               translate/lines.py: an upstream line over the cap
+    ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
+    │   └── HfUnavailable               HfPermissionError and HfNotFound are HfErrors too)
+    ├── PeerError                     cluster/peer_client.py: a peer unreachable or refusing
+    ├── PairingError                  cluster/pairing_protocol.py: pairing failed, and why (WrongPin,
+    │                                   InvalidPin, PinVoid, PinExpired, PinAlreadyUsed, AlreadyMember,
+    │                                   PairingUnavailable, PairingProtocolError)
+    ├── TrustStoreError               cluster/trust.py: the pinned-peer store is unreadable or refused
+    ├── IdentityError                 cluster/identity.py: this node's certificate is unreadable or invalid
+    └── ControlError                  the CLI could not talk to a running node
+
+Exceptions that never leave their module (``hf.client._RetriedThen``, a retry signal) are not errors
+and stay out of the tree.
 """
 
 from __future__ import annotations
@@ -73,10 +95,9 @@ class UpstreamError(PairwiseError):
     title = "Upstream failed"
     status = 502
 
-    def __init__(self, message: str, *, status: int | None = None, before_first_byte: bool = True) -> None:
+    def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.upstream_status = status
-        self.before_first_byte = before_first_byte
 
 
 class UpstreamTimeout(UpstreamError):

@@ -12,17 +12,21 @@ from typing import Any
 
 from aiohttp import web
 
+from app.services.errors import PairwiseError
+
 # Deeper than any real request (a JSON schema in `format` nests a few dozen levels at most);
 # deeper input is refused before anything walks it recursively.
 MAX_JSON_DEPTH = 128
 
 
-class BodyError(Exception):
+class BodyError(PairwiseError):
     """Why a request body was refused, with the HTTP status to answer."""
+
+    title = "Request body refused"
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status = status
 
 
 async def read_body(request: web.Request, max_bytes: int) -> bytes:

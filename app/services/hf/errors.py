@@ -17,7 +17,7 @@ import json
 
 import httpx
 
-from app.services.errors import PairwiseError
+from app.services.errors import CredentialError, NotFound, PairwiseError, RefusedError
 
 
 class HfError(PairwiseError):
@@ -33,17 +33,17 @@ class HfError(PairwiseError):
         self.error_code = error_code
 
 
-class HfAuthError(HfError):
+class HfAuthError(HfError, CredentialError):
     title = "Hugging Face refused the token"
     status = 401
 
 
-class HfPermissionError(HfError):
+class HfPermissionError(HfError, RefusedError):
     title = "Hugging Face token lacks a permission"
     status = 403
 
 
-class HfNotFound(HfError):
+class HfNotFound(HfError, NotFound):
     title = "Not found on Hugging Face"
     status = 404
 

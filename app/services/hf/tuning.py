@@ -35,11 +35,6 @@ class HfTuning:
     stop_timeout_s: float = 15.0
     exit_give_up_s: float = 60.0
 
-    @property
-    def budget_tick_s(self) -> float:
-        """How often the budget is checked against the local meter (no HF call): 8 times a billed minute."""
-        return self.billing_minute_s / 8
-
     @classmethod
     def from_env(cls) -> HfTuning:
         minute = _env_float("PAIRWISE_BILLING_MINUTE_S", 60.0, minimum=0.001)

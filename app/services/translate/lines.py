@@ -20,8 +20,7 @@ class LineTooLong(UpstreamError):
     title = "Upstream line too long"
 
     def __init__(self, limit: int) -> None:
-        super().__init__(f"the upstream sent a line longer than {limit} bytes; the stream was stopped",
-                         before_first_byte=False)
+        super().__init__(f"the upstream sent a line longer than {limit} bytes; the stream was stopped")
         self.limit = limit
 
 

@@ -1,0 +1,52 @@
+"""One exception tree: every error a module of the app defines joins PairwiseError and is listed
+at the top of app/services/errors.py."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import app
+from app.services import errors
+from app.services.errors import CredentialError, NotFound, PairwiseError, RefusedError
+from app.services.hf.errors import HfAuthError, HfNotFound, HfPermissionError
+
+SKIP = ("app.simulator", "app.tinymodel", "app.ui", "app.__main__")  # test doubles, and Qt (imported elsewhere)
+
+
+def app_modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(app.__path__, "app."):
+        if not info.name.startswith(SKIP):
+            names.append(info.name)
+    return names
+
+
+def defined_errors() -> dict[str, type[BaseException]]:
+    found: dict[str, type[BaseException]] = {}
+    for name in app_modules():
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if (inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == name
+                    and not attr.startswith("_")):
+                found[f"{name}.{attr}"] = value
+    return found
+
+
+def test_every_error_joins_the_tree_and_is_documented() -> None:
+    found = defined_errors()
+    assert len(found) >= 25
+    outside = [name for name, cls in found.items() if not issubclass(cls, PairwiseError)]
+    assert outside == [], f"errors outside the tree: {outside}"
+    doc = errors.__doc__ or ""
+    undocumented = [name for name, cls in found.items() if cls.__name__ not in doc]
+    assert undocumented == [], f"add these to the tree at the top of app/services/errors.py: {undocumented}"
+
+
+def test_hugging_face_errors_join_their_branches() -> None:
+    assert issubclass(HfNotFound, NotFound)
+    assert issubclass(HfAuthError, CredentialError)
+    assert issubclass(HfPermissionError, RefusedError)
+    error = HfNotFound("endpoint demo/gpu not found", hf_status=404)
+    assert (error.title, error.status, error.hf_status) == ("Not found on Hugging Face", 404, 404)
