@@ -134,6 +134,12 @@ def set_changes(args: argparse.Namespace) -> dict[str, Any]:
     return changes
 
 
+def yaml_error() -> type[Exception]:
+    import yaml
+
+    return yaml.YAMLError
+
+
 def read_declarations(path: str) -> list[dict[str, Any]]:
     text = Path(path).expanduser().read_text()
     try:
@@ -145,7 +151,7 @@ def read_declarations(path: str) -> list[dict[str, Any]]:
             data = yaml.safe_load(text)
     except (ValueError, ImportError) as exc:
         raise ConfigError(f"{path} is not valid YAML or JSON: {exc}") from exc
-    except Exception as exc:  # yaml.YAMLError is not a ValueError
+    except yaml_error() as exc:  # yaml.YAMLError is not a ValueError
         raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
     return declarations_from(data)
 

@@ -27,6 +27,7 @@ from app.services.firstrun.adopt import keep_ollama_promise
 from app.services.firstrun.explain import FRONT_DOOR
 from app.services.firstrun.ports import explain_taken, preflight
 from app.services.frontdoor.server import build_frontdoor
+from app.services.guard import FailureNotices, guarded
 from app.services.inference import InferenceService
 from app.services.jobs.store import JobStore
 from app.services.jobs.tracker import JobTracker
@@ -217,20 +218,19 @@ class Node:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        # A failed step must not keep the others from running; a failed first step (pause on exit)
+        # may leave a GPU billing, so it is told, not only logged.
+        tell = FailureNotices(self.bus.publish, self.name)
         for label, hook in self.stop_first:
             if progress is not None:
                 progress(label)
-            try:
+            with guarded(f"stop step {label}", log, tell):
                 await asyncio.wait_for(hook(), timeout=timeout_s or self.stop_first_timeout_s)
-            except Exception as exc:  # a failed hook must not keep the others from running
-                log.warning("stop step %s failed: %s", label, exc)
         if self._runner:
             await self._runner.cleanup()
         for last in self.stop_last:
-            try:
+            with guarded(f"stop step {getattr(last, '__qualname__', 'last')}", log):
                 await asyncio.wait_for(last(), timeout=5)
-            except Exception as exc:
-                log.warning("stop step failed: %s", exc)
         await self.engines.stop()
         self.jobs.close()
         self.home.runtime_file.unlink(missing_ok=True)

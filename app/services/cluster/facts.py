@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from app.services.backends.base import Upstream
+from app.services.guard import collect
 from app.services.platform.hardware import os_description
 
 if TYPE_CHECKING:
@@ -101,12 +102,8 @@ def shared_engines(node: Node) -> list[dict[str, Any]]:
 
 def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
     inventory = inventory_doc(node, book)
-    shared: list[dict[str, Any]] = []
-    for provider in node.shared_fact_providers:
-        try:
-            shared.extend(provider())
-        except Exception:  # one broken provider must not hide the node from its peers
-            log.exception("a shared fact provider failed")
+    # One broken provider must not hide the node from its peers.
+    shared = collect(node.shared_fact_providers, "a shared fact provider", log)
     return {
         "id": node.node_id,
         "name": node.name,

@@ -42,6 +42,7 @@ from app.services.cluster.pairing_protocol import (
     WrongPin,
 )
 from app.services.cluster.trust import PeerPin, TrustStore
+from app.services.guard import guarded
 
 log = logging.getLogger(__name__)
 
@@ -351,10 +352,8 @@ class PairingHost:
     def _notify(self, pin: PeerPin) -> None:
         # Synchronous on purpose (an event bus publish); a hook needing I/O schedules its own task.
         if self.on_paired is not None:
-            try:
+            with guarded("the on_paired hook", log):
                 self.on_paired(pin)
-            except Exception:
-                log.exception("on_paired hook failed")
 
 
 async def join(

@@ -33,6 +33,7 @@ from app.services.cluster.peer_upstream import PeerUpstream
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
 from app.services.events import EventBus, NodeChanged, PeerJoined, PeerLeft, PeerRemoved
+from app.services.guard import FailureNotices, guarded
 
 if TYPE_CHECKING:
     from app.services.backends.base import Upstream
@@ -80,6 +81,7 @@ class PeerManager:
                  on_silent: Callable[[Peer, float], None] | None = None,
                  off_lan_allowed: Callable[[], bool] = lambda: True) -> None:
         self.identity, self.trust, self.bus = identity, trust, bus
+        self._tell = FailureNotices(bus.publish)
         self.self_headers = self_headers
         self.poll_s = env_seconds("PAIRWISE_PEER_POLL_S", 2.0)
         self.silent_s = env_seconds("PAIRWISE_PEER_SILENT_S", 60.0)
@@ -174,15 +176,12 @@ class PeerManager:
     async def _run(self, peer: Peer) -> None:
         while not peer.closed:
             peer.wake.clear()  # before the poll: a wake-up during it means "poll again now"
-            try:
+            # A bug in one poll must not end the peer's loop (nor go unsaid: routing depends on it).
+            with guarded(f"polling peer {peer.name}", log, self._tell):
                 await self.poll(peer)
                 if not peer.online and peer.polls % MANUAL_EVERY == 1:
                     await self._try_manual(peer)
                 self._check_silence(peer)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a bug in one poll must not end the peer's loop
-                log.exception("polling %s failed", peer.name)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.poll_s):
                     await peer.wake.wait()

@@ -8,7 +8,6 @@ polled, then mDNS announces a port that already answers.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from app.services.cluster.server import ClusterHandlers, ClusterServer
 from app.services.cluster.tls import TlsContexts
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
+from app.services.guard import guarded
 from app.services.platform.hardware import hardware_summary, probe_hardware
 from app.settings import parse_host_port
 
@@ -81,10 +81,9 @@ class ClusterService:
             self._mdns = asyncio.create_task(self._start_mdns(self.discovery), name="mdns")
 
     async def _start_mdns(self, discovery: Discovery) -> None:
-        try:
+        # No multicast here (a VPN, a container): 'pairwise peers add HOST:PORT' still works.
+        with guarded("mDNS (peers can still be added with 'pairwise peers add HOST:PORT')", log):
             await discovery.start()
-        except Exception as exc:  # no multicast here (a VPN, a container): peers add still works
-            log.warning("mDNS is unavailable (%s); use 'pairwise peers add HOST:PORT'", exc)
 
     async def stop(self) -> None:
         steps: list[tuple[str, Any]] = [
@@ -102,14 +101,12 @@ class ClusterService:
         for label, step in steps:
             if step is None:
                 continue
-            try:
+            with guarded(f"stopping the cluster's {label}", log):  # and keep stopping the rest
                 await asyncio.wait_for(step, timeout=5)
-            except Exception as exc:  # keep stopping the rest
-                log.warning("stopping the cluster's %s failed: %r", label, exc)
         self.contexts.close()
 
     async def _probe_hardware(self) -> None:
-        with contextlib.suppress(Exception):
+        with guarded("the hardware probe", log):
             self.hardware = await probe_hardware()
             self.node.hardware = self.hardware
 

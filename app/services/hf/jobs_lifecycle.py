@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from app.services.clock import awake_clock
 from app.services.errors import CredentialError, PairwiseError
 from app.services.events import EventBus, NodeChanged, RentedFailed, WindowEnded, WindowStopped
+from app.services.guard import FailureNotices, guarded
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.jobs_models import LABEL_RENTED, LABEL_SPONSOR, TERMINAL, JobFlavor, JobInfo
@@ -99,6 +100,7 @@ class JobLifecycle:
         self.watches: dict[str, JobWatch] = {}
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
+        self._tell = FailureNotices(bus.publish)
         self._others: set[asyncio.Task[Any]] = set()
         manager.hooks.account_keys.append(self.account_key)
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
@@ -124,10 +126,9 @@ class JobLifecycle:
 
     async def _run(self) -> None:
         while True:
-            try:
+            # The controller must outlive any one surprise; a tick that fails may leave a pause owed.
+            with guarded("the batch-window lifecycle", log, self._tell):
                 self._tick()
-            except Exception:  # the controller must outlive any one surprise
-                log.exception("hf jobs lifecycle tick failed")
             try:
                 await asyncio.wait_for(self._kick.wait(), timeout=self._sleep_s())
             except TimeoutError:

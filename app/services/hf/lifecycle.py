@@ -60,6 +60,7 @@ from app.services.events import (
     RentedFailed,
     RentedPaused,
 )
+from app.services.guard import FailureNotices, guarded
 from app.services.hf.billing import BilledMinutes
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
@@ -96,6 +97,7 @@ class HfLifecycle:
         self.watches: dict[str, Watch] = {}
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
+        self._tell = FailureNotices(bus.publish)
         self._saved_at = 0.0
         self.prices = HfPrices(self.tuning.billing_minute_s / 2, clock)
         manager.hooks.account_keys.append(self.account_key)
@@ -125,10 +127,9 @@ class HfLifecycle:
 
     async def _run(self) -> None:
         while True:
-            try:
+            # The controller must outlive any one surprise; a tick that fails may leave a pause owed.
+            with guarded("the Hugging Face lifecycle", log, self._tell):
                 self._tick()
-            except Exception:  # the controller must outlive any one surprise
-                log.exception("hf lifecycle tick failed")
             try:
                 await asyncio.wait_for(self._kick.wait(), timeout=self._sleep_s())
             except TimeoutError:

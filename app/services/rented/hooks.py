@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.services.errors import UpstreamError
+from app.services.guard import Tell, guarded
 
 if TYPE_CHECKING:
     from app.services.rented.decl import RentedDecl
@@ -63,6 +64,8 @@ class LifecycleHooks:
     row_extras: list[Callable[[RentedUpstream], dict[str, Any]]] = field(default_factory=list)
     # Set by the manager: called when a request's first byte arrived (starts the cost meter).
     began: Callable[[RentedUpstream, str], None] = lambda node, job_id: None
+    # Set by the manager: tells a failed hook (a Notice on the bus).
+    tell: Tell | None = None
 
     async def run_before_route(self, node: RentedUpstream, budget_s: float) -> None:
         try:
@@ -73,23 +76,19 @@ class LifecycleHooks:
             raise UpstreamError(f"rented node {node.name} did not wake within its cold-start budget of "
                                 f"{node.decl.cold_start_s:g} s") from None
 
+    # A controller's bug must not break the request path nor keep the other hooks from running; a
+    # failed budget or exit hook may leave a GPU billing, so the manager tells it (``tell``).
     def workload_finished(self, node: RentedUpstream, job: dict[str, Any]) -> None:
         for hook in list(self.on_workload_finished):
-            try:
+            with guarded(f"on_workload_finished hook of {node.name}", log, self.tell):
                 hook(node, job)
-            except Exception as exc:  # a controller's bug must not break the request path
-                log.warning("on_workload_finished hook failed for %s: %s", node.name, exc)
 
     async def run_each(self, hooks: list[NodeHook], node: RentedUpstream, what: str) -> None:
         for hook in list(hooks):
-            try:
+            with guarded(f"{what} hook of {node.name}", log, self.tell):
                 await hook(node)
-            except Exception as exc:
-                log.warning("%s hook failed for %s: %s", what, node.name, exc)
 
     async def budget_reached(self, node: RentedUpstream, reason: str) -> None:
         for hook in list(self.on_budget_reached):
-            try:
+            with guarded(f"on_budget_reached hook of {node.name}", log, self.tell):
                 await hook(node, reason)
-            except Exception as exc:
-                log.warning("on_budget_reached hook failed for %s: %s", node.name, exc)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.environment import environment
-from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
+from app.services.errors import ConfigError, CredentialError, NotFound, PairwiseError, RefusedError
 from app.services.events import (
     BudgetPaused,
     Event,
@@ -47,6 +47,7 @@ from app.services.events import (
     WorkloadRunning,
     WorkloadUpdated,
 )
+from app.services.guard import FailureNotices
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import requester_text
 from app.services.jobs.store import JobStore
@@ -82,6 +83,7 @@ class RentedManager:
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
         self.hooks.began = self._began
+        self.hooks.tell = FailureNotices(bus.publish, sponsor_name)
         self.exiting = False  # set when the sponsor stops: no wake-on-request any more
         # Every node reads its token here when it sends; a node without a token of its own borrows
         # one from the fallbacks (the signed-in HF account for Hugging Face providers).
@@ -99,8 +101,8 @@ class RentedManager:
             token = self.secrets.get(secret_key(decl.name)) if decl.has_credential else None
             try:
                 decl = await self._resolve(decl, token)
-            except Exception as exc:  # one broken declaration must not keep the node from starting
-                log.warning("rented node %s not resolved: %s", decl.name, exc)
+            except PairwiseError as exc:  # one declaration its provider cannot resolve now must not keep the node down
+                log.warning("rented node %s not resolved: %s", decl.name, exc.message)
             self._install(self._make(decl))
         # Probe before the front door opens, but never hold the node's start for a slow endpoint.
         first = asyncio.ensure_future(self.refresh_all())
@@ -357,10 +359,7 @@ class RentedManager:
                 record = job.to_json()
                 self.bus.publish(WorkloadUpdated(job=record))
                 for replicate in list(self.replicators):
-                    try:
-                        replicate(job)
-                    except Exception as exc:
-                        log.warning("replicating the cost of job %s failed: %s", job_id, exc)
+                    replicate(job)
         self.hooks.workload_finished(node, record)
         self.check_budget(node)
 

@@ -14,13 +14,17 @@ a row is a peer's if its ``sponsor_id`` is not this node's id.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.errors import UpstreamError
+from app.services.guard import collect
 from app.services.rented.facts import peer_refusal
 from app.services.translate.shapes import Api
+
+log = logging.getLogger(__name__)
 
 Rows = Callable[[], Iterable[dict[str, Any]]]
 PeerLookup = Callable[[str], Upstream | None]
@@ -79,17 +83,13 @@ class PeerRentedViews:
 
     def __call__(self) -> list[Upstream]:
         seen: dict[str, PeerRentedView] = {}
-        for provider in list(self.providers):
-            try:
-                rows = list(provider())
-            except Exception:  # a provider's trouble must not break routing
+        # A provider's trouble must not break routing: it costs only its own rows (and is logged).
+        for row in collect(self.providers, "a node-row provider", log):
+            if row.get("kind") != "rented" or row.get("sponsor_id") in (None, self.my_node_id):
                 continue
-            for row in rows:
-                if row.get("kind") != "rented" or row.get("sponsor_id") in (None, self.my_node_id):
-                    continue
-                key = str(row.get("id"))
-                view = self._views.get(key) or PeerRentedView(row, self.sponsor)
-                view.fact = row
-                seen[key] = view
+            key = str(row.get("id"))
+            view = self._views.get(key) or PeerRentedView(row, self.sponsor)
+            view.fact = row
+            seen[key] = view
         self._views = seen
         return list(seen.values())

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
 
@@ -113,7 +114,7 @@ class JoinDialog(QDialog):
         async def run() -> None:
             try:
                 self.result_peer = await self.facade.pair_join(address, pin)
-            except Exception as exc:
+            except PairwiseError as exc:
                 title, message = error_text(exc)
                 self.status.setText(f"{title}: {message}")
                 self.buttons.setEnabled(True)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel, QWizardPage
 
+from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class AsyncPage(QWizardPage):
     async def _go(self) -> None:
         try:
             await self.run_next()
-        except Exception as exc:
+        except PairwiseError as exc:
             title, message = error_text(exc)
             self.show_error(title, message)
             return

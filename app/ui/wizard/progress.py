@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
 
+from app.services.errors import PairwiseError
 from app.ui import fmt
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
@@ -72,7 +73,7 @@ class ProgressPage(QWizardPage):
         try:
             create = self.facade.window_create if self.windowed else self.facade.rented_create
             self.row = await create(params)
-        except Exception as exc:
+        except PairwiseError as exc:
             title, message = error_text(exc)
             self.fail(f"{title}: {message}")
             return
