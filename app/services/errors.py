@@ -9,17 +9,21 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     PairwiseError
     ├── ConfigError                   a setting, declaration or argument is invalid (names the rule)
     │   ├── NodeAlreadyRunning        node.py: another node holds this home
+    │   ├── HomeTooOpen               home.py: the home is readable by other users
+    │   ├── DatabaseDamaged           jobs/store.py: state.db cannot be read (set it aside to start afresh)
     │   └── PortTaken                 a listener's address is held by another program (names it and the way on)
     ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
     ├── BodyError                     frontdoor/body.py: a request body refused (413, 400), with its status
     ├── CredentialError               the keyring is unavailable or a credential is missing
+    │   ├── NoCredentialStore         secrets.py: no OS credential store on this machine (headless)
     │   └── HfAuthError               hf/errors.py: Hugging Face refused the token
     ├── NotFound                      an engine, node, model or endpoint that does not exist
     │   └── HfNotFound                hf/errors.py: not found on Hugging Face
     ├── FeatureMissing                a feature (cluster, rented nodes, Hugging Face) is not attached here
     ├── RefusedError                  refused by policy (loopback rule, sharing off, budget...)
     │   ├── HfPermissionError         hf/errors.py: the token lacks a permission
-    │   └── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
+    │   ├── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
+    │   └── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain
     ├── UpstreamError                 an upstream failed before its answer was committed: fail over
     │   ├── UpstreamTimeout           no first byte within the upstream's first-byte timeout
     │   ├── RequesterLimitError       a requester over its spend cap or rate on a rented node (429)
@@ -29,7 +33,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     ├── PeerError                     cluster/peer_client.py: a peer unreachable or refusing
     ├── PairingError                  cluster/pairing_protocol.py: pairing failed, and why (WrongPin,
     │                                   InvalidPin, PinVoid, PinExpired, PinAlreadyUsed, AlreadyMember,
-    │                                   PairingUnavailable, PairingProtocolError)
+    │                                   PairingUnavailable, PairingBusy, PairingProtocolError)
     ├── TrustStoreError               cluster/trust.py: the pinned-peer store is unreadable or refused
     ├── IdentityError                 cluster/identity.py: this node's certificate is unreadable or invalid
     └── ControlError                  the CLI could not talk to a running node

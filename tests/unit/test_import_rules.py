@@ -15,7 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
-              "app.services.outbound", "app.services.listener_budget", "app.services.guard")),
+              "app.services.outbound", "app.services.listener_budget", "app.services.guard",
+              "app.services.text_safety")),
+    ("firstrun", ("app.services.firstrun",)),
     ("translate", ("app.services.translate",)),
     ("jobs", ("app.services.jobs",)),
     ("upstreams", ("app.services.backends", "app.services.routing")),

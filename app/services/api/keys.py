@@ -6,10 +6,16 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from app.services.errors import FeatureMissing
+from app.services.keys.limits import today_text
+from app.services.keys.peer_limits import parse_peer_values, peer_text, replacing, split_items
 
 if TYPE_CHECKING:
     from app.services.keys.service import RequesterService
     from app.services.node import Node
+
+
+# How the tray reads and writes per-peer limits and spend, the same way the CLI does.
+__all__ = ["KeysApi", "parse_peer_values", "peer_text", "replacing", "split_items", "today_text"]
 
 
 class KeysApi:

@@ -13,6 +13,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
+from app.services.errors import RefusedError
 from app.services.jobs.records import Workload
 from app.services.text_safety import printable, scrub_for_peer
 
@@ -23,8 +24,10 @@ MAX_NESTED = 32  # keys of a structured field (a requester, for instance)
 _DECLARED: dict[str, str] = {f.name: str(f.type) for f in fields(Workload)}
 
 
-class RecordRefused(ValueError):
-    pass
+class RecordRefused(RefusedError, ValueError):
+    """A replicated job record a peer sent that is not made of plain values of the declared kinds."""
+
+    title = "Job record refused"
 
 
 def _text(name: str, value: str) -> str:

@@ -20,9 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.api.keys import parse_peer_values, peer_text, replacing, split_items, today_text
 from app.services.errors import PairwiseError
-from app.services.keys.limits import today_text
-from app.services.keys.peer_limits import parse_peer_values, peer_text, replacing, split_items
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
