@@ -11,6 +11,8 @@ what bootstrap gives the front door.
     GET    /settings                                {"off_lan": "allow"|"deny"}
     PUT    /settings/off_lan   {"policy"}           allow or deny prompts off the LAN
     rented nodes, Hugging Face, pairing and peers:  see routes_features.py
+    batch windows (/hf/jobs):                       see routes_windows.py
+    keys, the LAN door, spend by requester:         see routes_keys.py
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from aiohttp import web
 
 from app.services.api.core import NodeApi
 from app.services.api.routes_features import cluster_routes, hf_routes, rented_routes
+from app.services.api.routes_keys import keys_routes
+from app.services.api.routes_windows import windows_routes
 from app.services.errors import ConfigError
 from app.services.frontdoor.control import Handler, json_body, query_flag, query_int
 
@@ -91,4 +95,5 @@ def control_routes(api: NodeApi) -> list[Route]:
         ("DELETE", "/engines/{name}", engines_remove),
         ("GET", "/settings", settings), ("PUT", "/settings/off_lan", set_off_lan),
         *rented_routes(api.rented), *hf_routes(api.hf, api.rented), *cluster_routes(api.cluster),
+        *windows_routes(api.rented), *keys_routes(api.keys),
     ]

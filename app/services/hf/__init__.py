@@ -14,7 +14,7 @@
     lifecycle.py HfLifecycle: state polling, drift, price, billed minutes, the cap, idle pause, owed pauses
     hooks.py     HfHooks: wake on request, budget pause, pause on exit, detach and logout guards, reconcile
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
-    jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, routes, attach
+    jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, attach
 
 ``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
 runs first), the lifecycle controller and rented operations (plan, create, pause, resume, delete).

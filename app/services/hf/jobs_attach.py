@@ -1,8 +1,9 @@
 """``attach_jobs(node, hf, manager)``: batch windows (Hugging Face Jobs) on a sponsor with rented nodes.
 
 Wires the controller (jobs_lifecycle.py) into the node's start (after the rented manager's, then
-reconcile by label) and stop, the manager's hooks (jobs_hooks.py), and the control routes
-(jobs_routes.py). The operations are kept in ``node.hf_jobs`` (the tray's wizard stands on them)."""
+reconcile by label) and stop, and the manager's hooks (jobs_hooks.py). The operations are kept in
+``node.hf_jobs``, where the service API finds them (``RentedApi.window_*``, routes in
+``app.services.api.routes_windows``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from app.services.hf.jobs_hooks import JobHooks
 from app.services.hf.jobs_lifecycle import JobLifecycle
 from app.services.hf.jobs_ops import HfJobs
 from app.services.hf.jobs_records import FILE_NAME, JobRecords
-from app.services.hf.jobs_routes import jobs_routes
 from app.services.hf.service import HfService
 from app.services.rented.manager import RentedManager
 
@@ -24,7 +24,6 @@ def attach_jobs(node: Node, hf: HfService, manager: RentedManager) -> HfJobs:
     lifecycle = JobLifecycle(hf, manager, JobRecords(node.home.root / FILE_NAME), node.bus)
     JobHooks(lifecycle)
     ops = HfJobs(lifecycle)
-    node.extra_control_routes.extend(jobs_routes(ops))
     node.start_hooks.append(lifecycle.start)
     node.start_hooks.append(lifecycle.reconcile)
     node.stop_last.append(lifecycle.stop)

@@ -9,6 +9,5 @@ Map of the package (each module's docstring documents its public API):
 - ``limit_text``  the words of a limit refusal, written by the sponsor and read back by its peer
 - ``lan``         ``LanDoor``: the HTTPS LAN door and its certificate, issued by the node certificate
 - ``service``     ``RequesterService``: what the control API and the tray call
-- ``routes``      control routes under /_pairwise/v1/keys, /lan, /requesters
 - ``attach``      ``attach_requesters(node)``
 """

@@ -3,7 +3,8 @@
 
 Wires the ``RequesterService`` into the node: the optional-key check on the loopback front door,
 the limits gate before every rented candidate, a start hook (today's spend from history; the LAN
-door if ``lan_listen`` is set), a stop-last hook (closes the LAN door) and the control routes.
+door if ``lan_listen`` is set) and a stop-last hook (closes the LAN door). Its actions are the service
+API's (``app.services.api.keys``, routes in ``app.services.api.routes_keys``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.services.keys.auth import optional_key
-from app.services.keys.routes import control_routes
 from app.services.keys.service import RequesterService
 
 if TYPE_CHECKING:
@@ -24,5 +24,4 @@ def attach_requesters(node: Node) -> RequesterService:
     node.inference.gates.append(service.limits.gate)
     node.start_hooks.append(service.start)
     node.stop_last.append(service.stop)
-    node.extra_control_routes.extend(control_routes(service))
     return service

@@ -1,4 +1,4 @@
-"""Control routes for batch windows, under /_pairwise/v1/hf/jobs:
+"""Control routes for batch windows (HTTP adapters over ``RentedApi``), under /_pairwise/v1/hf/jobs:
 
 POST /hf/jobs/plan            the window's plan and cost against the caps (refused if they cannot pay)
 POST /hf/jobs                 run the job and attach it (201)
@@ -15,25 +15,25 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from app.services.api.rented import RentedApi
 from app.services.errors import ConfigError, PairwiseError
 from app.services.frontdoor.control import json_body
-from app.services.hf.jobs_ops import HfJobs
 
 Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
 
 
-def jobs_routes(ops: HfJobs) -> list[Route]:
+def windows_routes(rented: RentedApi) -> list[Route]:
     async def plan(request: web.Request) -> web.Response:
-        return web.json_response(await ops.plan(await json_body(request)))
+        return web.json_response(await rented.window_plan(await json_body(request)))
 
     async def create(request: web.Request) -> web.Response:
-        return web.json_response(await ops.create(await json_body(request)), status=201)
+        return web.json_response(await rented.window_create(await json_body(request)), status=201)
 
     async def stop(request: web.Request) -> web.Response:
-        return web.json_response(await ops.stop(request.match_info["name"]))
+        return web.json_response(await rented.window_stop(request.match_info["name"]))
 
     async def extend(request: web.Request) -> web.Response:
-        ops.extend(request.match_info["name"])
+        rented.window_extend(request.match_info["name"])
         raise AssertionError("extend always refuses")  # pragma: no cover
 
     async def logs(request: web.Request) -> web.StreamResponse:
@@ -41,7 +41,7 @@ def jobs_routes(ops: HfJobs) -> list[Route]:
         raw_tail = request.query.get("tail")
         if raw_tail is not None and not raw_tail.isdigit():
             raise ConfigError(f"tail={raw_tail!r} is not a number of lines")
-        lines = ops.logs(request.match_info["name"], follow=follow, tail=int(raw_tail) if raw_tail else None)
+        lines = rented.window_logs(request.match_info["name"], follow=follow, tail=int(raw_tail) if raw_tail else None)
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         first = True
         try:

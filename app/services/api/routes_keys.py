@@ -1,4 +1,4 @@
-"""Control routes for keys, the LAN door and per-requester spend (token-guarded control API).
+"""Control routes for keys, the LAN door and per-requester spend: HTTP adapters over ``KeysApi``.
 
 GET    /keys                      {"keys": [record...]}        (never a key, never a digest)
 POST   /keys                      {"name", "models"?, "off_lan"?, "usd_per_day"?, "requests_per_min"?}
@@ -17,9 +17,9 @@ from typing import Any
 
 from aiohttp import web
 
-from app.services.errors import ConfigError
+from app.services.api.keys import KeysApi
+from app.services.errors import ConfigError, FeatureMissing
 from app.services.frontdoor.control import json_body
-from app.services.keys.service import RequesterService
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -33,9 +33,9 @@ def _number(data: dict[str, Any], name: str, kind: type) -> Any:
     return value
 
 
-def control_routes(service: RequesterService) -> list[tuple[str, str, Handler]]:
+def keys_routes(keys: KeysApi) -> list[tuple[str, str, Handler]]:
     async def list_keys(request: web.Request) -> web.Response:
-        return web.json_response({"keys": service.list_keys()})
+        return web.json_response({"keys": keys.list()})
 
     async def create_key(request: web.Request) -> web.Response:
         data = await json_body(request)
@@ -43,32 +43,35 @@ def control_routes(service: RequesterService) -> list[tuple[str, str, Handler]]:
         if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
             raise ConfigError("models must be a list of name patterns")
         off_lan = data.get("off_lan") or "allow"
-        created = service.create_key(str(data.get("name") or ""), models=models, off_lan=str(off_lan),
-                                     usd_per_day=_number(data, "usd_per_day", float),
-                                     requests_per_min=_number(data, "requests_per_min", int))
+        created = keys.create(str(data.get("name") or ""), models=models, off_lan=str(off_lan),
+                              usd_per_day=_number(data, "usd_per_day", float),
+                              requests_per_min=_number(data, "requests_per_min", int))
         return web.json_response(created, status=201, headers={"Cache-Control": "no-store"})
 
     async def revoke_key(request: web.Request) -> web.Response:
-        return web.json_response(service.revoke_key(request.match_info["name"]))
+        return web.json_response(keys.revoke(request.match_info["name"]))
 
     async def lan(request: web.Request) -> web.Response:
-        return web.json_response(service.lan_status())
+        status = keys.lan_status()
+        if status is None:
+            raise FeatureMissing("this node has no keys or LAN door attached")
+        return web.json_response(status)
 
     async def set_lan(request: web.Request) -> web.Response:
         data = await json_body(request)
         listen = data.get("listen")
         if listen is not None and (not isinstance(listen, str) or not listen.strip()):
             raise ConfigError("listen must be HOST:PORT, or null to close the LAN door")
-        return web.json_response(await service.set_lan(listen.strip() if listen else None))
+        return web.json_response(await keys.set_lan(listen.strip() if listen else None))
 
     async def cert(request: web.Request) -> web.Response:
-        return web.json_response(service.door_cert())
+        return web.json_response(keys.door_cert())
 
     async def today(request: web.Request) -> web.Response:
         name = request.query.get("rented", "")
         if not name:
             raise ConfigError("give the rented node's name: ?rented=NAME")
-        return web.json_response({"rented": name, "today": service.today(name)})
+        return web.json_response({"rented": name, "today": keys.today(name)})
 
     return [
         ("GET", "/keys", list_keys), ("POST", "/keys", create_key), ("DELETE", "/keys/{name}", revoke_key),
