@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from app.control_client import ControlClient
 from app.home import Home
 from app.services.errors import PairwiseError
-from tests.support.procs import NodeProc
+from tests.support.procs import REPO, NodeProc
 
 
 def test_off_lan_routing_is_set_from_the_cli_and_kept(node_factory: type[NodeProc]) -> None:
@@ -32,3 +34,17 @@ def test_a_policy_that_is_neither_allow_nor_deny_is_refused_by_name(node_factory
     assert refused.value.status == 400
     assert refused.value.message == "off-LAN policy must be allow or deny, not 'maybe'"
     assert node.cli_json("settings") == {"off_lan": "allow"}  # nothing changed
+
+
+def test_the_change_is_one_event_that_events_text_renders(node_factory: type[NodeProc]) -> None:
+    node = node_factory("watched").start()
+    follower = subprocess.Popen([sys.executable, "-m", "app", "--home", str(node.home), "events", "--text"],
+                                stdout=subprocess.PIPE, text=True, cwd=REPO, env=node.env)
+    try:
+        assert follower.stdout is not None
+        node.cli("settings", "off-lan", "deny")
+        line = follower.stdout.readline().strip()  # the stream's own "subscribed" line is not printed
+        assert line.endswith("node_changed: watched: off-LAN routing deny"), line
+    finally:
+        follower.terminate()
+        follower.wait(5)
