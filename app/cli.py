@@ -199,7 +199,11 @@ def cmd_events(args: argparse.Namespace) -> int:
         if event is not None:
             stamp = time.strftime("%H:%M:%S", time.localtime(event.at))
             print(f"{stamp} {event.kind}: {event.summary()}", flush=True)
-        elif line.get("kind") not in ("keepalive", "subscribed"):  # the stream's own lines, or a newer kind
+        elif line.get("kind") == "subscribed":  # the stream's own lines
+            print(f"following the events of {line.get('node')}", flush=True)
+        elif line.get("kind") == "node_stopping":
+            print("the node is stopping", flush=True)
+        elif line.get("kind") != "keepalive":  # a kind this build does not know (a newer node)
             print(f"{line.get('kind')}: {json.dumps(line)}", flush=True)
     return 0
 

@@ -42,8 +42,9 @@ def test_the_change_is_one_event_that_events_text_renders(node_factory: type[Nod
                                 stdout=subprocess.PIPE, text=True, cwd=REPO, env=node.env)
     try:
         assert follower.stdout is not None
+        assert follower.stdout.readline().strip() == "following the events of watched"
         node.cli("settings", "off-lan", "deny")
-        line = follower.stdout.readline().strip()  # the stream's own "subscribed" line is not printed
+        line = follower.stdout.readline().strip()
         assert line.endswith("node_changed: watched: off-LAN routing deny"), line
     finally:
         follower.terminate()
