@@ -56,7 +56,7 @@ from app.services.rented.credentials import TokenProvider
 from app.services.rented.decl import RentedDecl, apply_changes, validate_decl
 from app.services.rented.facts import local_row, shared_fact
 from app.services.rented.hooks import LifecycleHooks
-from app.services.rented.meter import CostMeter
+from app.services.rented.meter import CostMeter, Period
 from app.services.rented.probe import PUBLIC_WARNING
 from app.services.rented.spend import url_identity
 from app.services.rented.store import RentedStore, secret_key
@@ -371,8 +371,9 @@ class RentedManager:
     def check_budget(self, node: RentedUpstream) -> None:
         budget = node.decl.budget
         reason, reached = None, None
-        for period, cap in (("day", budget.usd_per_day), ("month", budget.usd_per_month)):
-            spent = self.meter.spent(node.name, period)  # type: ignore[arg-type]
+        caps: tuple[tuple[Period, float | None], ...] = (("day", budget.usd_per_day), ("month", budget.usd_per_month))
+        for period, cap in caps:
+            spent = self.meter.spent(node.name, period)
             if cap is not None and spent >= cap:
                 reason = f"budget reached: ${spent:.2f} of ${cap:.2f} per {period} (UTC)"
                 reached = (spent, cap, period)

@@ -143,10 +143,10 @@ class SpendBook:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        if self._lock is None:
+        if self._lock is None or self.path is None:
             yield
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # spend is nobody else's business
         try:
             self._lock.acquire()
         except Timeout:
