@@ -20,14 +20,13 @@ import httpx
 
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
-from app.services.errors import RequesterLimitError, UpstreamError
+from app.services.errors import PairwiseError, RequesterLimitError, UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
 from app.services.translate.candidates import CandidateBody, for_candidates, load_answer
-from app.services.translate.lines import LineTooLong
 from app.services.translate.requests import is_load_request
 from app.services.translate.responses import StreamTranslator, make_stream_translator
 from app.services.translate.shapes import (
@@ -80,7 +79,8 @@ class StreamSession:
                 if out:
                     mid_line = not out.endswith(b"\n")
                     yield out
-        except LineTooLong as exc:
+            tail = translator.finish()
+        except PairwiseError as exc:  # a line over the cap, an answer that cannot be translated
             self.state, self.error = "failed", exc.message
             yield self._error_chunk(exc.message, mid_line)
             return
@@ -88,7 +88,6 @@ class StreamSession:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
             yield self._error_chunk("the upstream stream broke before it finished", mid_line)
             return
-        tail = translator.finish()
         if tail:
             mid_line = not tail.endswith(b"\n")
             yield tail
@@ -279,8 +278,19 @@ class InferenceService:
             self.tracker.finish(job, "failed", error="upstream answered with invalid JSON")
             return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
         usage = usage_of(target, upstream_body)
-        self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
         if target == api and upstream_body.get("model") in (None, requested):
+            self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
+                                completion_tokens=usage.completion_tokens)
             return InferenceResult(200, "application/json", headers, raw)
-        out = translate_body(target, api, operation, upstream_body, requested, started_ns, body)
+        try:
+            out = translate_body(target, api, operation, upstream_body, requested, started_ns, body)
+        except (PairwiseError, ValueError, TypeError, AttributeError) as exc:
+            # e.g. tool call arguments that are not JSON: the engine's answer, not the caller's request.
+            detail = exc.message if isinstance(exc, PairwiseError) else type(exc).__name__
+            message = f"{upstream.display_name()} answered in a shape Pairwise cannot translate: {detail}"
+            self.tracker.finish(job, "failed", error=message, prompt_tokens=usage.prompt_tokens,
+                                completion_tokens=usage.completion_tokens)
+            return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
+        self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
+                            completion_tokens=usage.completion_tokens)
         return json_result(200, out, headers)

@@ -149,6 +149,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     content, call = _answer(body, prompt, tokens)
     thinking = THINKING if body.get("reasoning_effort") else None
     arguments = "" if call is None else json.dumps(call["arguments"])
+    if state_of(request).opts.fail_mode == "bad_tool_arguments":
+        arguments = arguments[: len(arguments) // 2]  # cut: not JSON
     tool_calls: list[dict[str, Any]] | None = None if call is None else [
         {"id": "call_tiny0", "type": "function", "function": {"name": call["name"], "arguments": arguments}}]
     if call is not None:

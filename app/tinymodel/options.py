@@ -6,10 +6,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 ApiKind = Literal["openai", "ollama", "both"]
-FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line"]
+FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments"]
 
 API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
-FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line")
+FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments")
 
 
 @dataclass
@@ -22,7 +22,8 @@ class TinyModelOptions:
     tokens_per_s: float = 0.0
     fail_mode: FailMode = None
     cut_after_chunks: int = 3
-    # "long_line": after the first streamed chunk, one line this long (a misbehaving upstream).
+    # "long_line": after the first streamed chunk, one line this long (a misbehaving upstream);
+    # "bad_tool_arguments": tool calls whose arguments are not JSON (OpenAI API).
     long_line_bytes: int = 50 * 1024 * 1024
     embedding_dim: int = 8
     require_token: str | None = None

@@ -90,7 +90,7 @@ async def _config(request: web.Request) -> web.Response:
 
 async def _stats(request: web.Request) -> web.Response:
     state = state_of(request)
-    return web.json_response({"requests": state.requests, "in_flight": state.in_flight,
+    return web.json_response({"requests": state.requests, "inferences": state.inferences, "in_flight": state.in_flight,
                               "last_headers": state.last_headers, "last_body": state.last_body})
 
 

@@ -17,12 +17,14 @@ class TinyState:
     opts: TinyModelOptions
     requests: int = 0
     in_flight: int = 0
+    inferences: int = 0
     last_headers: dict[str, str] = field(default_factory=dict)
     last_body: dict[str, Any] = field(default_factory=dict)
     # Set when the server shuts down so "hang" handlers end instead of holding shutdown.
     closing: asyncio.Event = field(default_factory=asyncio.Event)
 
     def record_inference(self, request: web.Request, body: dict[str, Any]) -> None:
+        self.inferences += 1  # unlike `requests`, model-list refreshes do not count
         self.last_headers = {k.lower(): v for k, v in request.headers.items()}
         self.last_body = body
 

@@ -115,11 +115,11 @@ def test_options_translated_and_hints_dropped(route: Route) -> None:
     ({"mirostat": 2}, "options.mirostat"),
 ])
 def test_options_that_cannot_cross_are_refused_by_name(route: Route, options: dict, field: str) -> None:
-    before = route.openai_engine.stats()["requests"]
+    before = route.openai_engine.stats()["inferences"]
     with pytest.raises(ollama.ResponseError, match=f"'{field}' cannot be sent to an OpenAI-API engine") as raised:
         client(route).chat(model="oa-model", messages=[{"role": "user", "content": "hi"}], options=options)
     assert raised.value.status_code == 400
-    assert route.openai_engine.stats()["requests"] == before
+    assert route.openai_engine.stats()["inferences"] == before
 
 
 def test_unknown_field_is_refused_by_name(route: Route) -> None:
@@ -131,12 +131,12 @@ def test_unknown_field_is_refused_by_name(route: Route) -> None:
 
 @pytest.mark.parametrize(("keep_alive", "reason"), [("5m", "load"), (0, "unload")])
 def test_load_and_unload_answered_like_ollama(route: Route, keep_alive: Any, reason: str) -> None:
-    before = route.openai_engine.stats()["requests"]
+    before = route.openai_engine.stats()["inferences"]
     reply = client(route).generate(model="oa-model", keep_alive=keep_alive)
     assert reply.done and reply.done_reason == reason and reply.response == "" and reply.model == "oa-model"
     chat = client(route).chat(model="oa-model", messages=[], keep_alive=keep_alive)
     assert chat.done and chat.done_reason == reason
-    assert route.openai_engine.stats()["requests"] == before  # nothing was generated
+    assert route.openai_engine.stats()["inferences"] == before  # nothing was generated
 
 
 def test_think_and_thinking(route: Route) -> None:

@@ -72,12 +72,12 @@ def test_image_data_urls_become_images_and_remote_urls_are_refused(route: Route)
                           {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64}"}}]
     client(route).chat.completions.create(model="ol-model", messages=[{"role": "user", "content": content}])
     assert reached(route)["messages"] == [{"role": "user", "content": "what is this?", "images": [b64]}]
-    before = route.ollama_engine.stats()["requests"]
+    before = route.ollama_engine.stats()["inferences"]
     remote: list[Any] = [{"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]
     with pytest.raises(openai.BadRequestError, match="never fetched") as raised:
         client(route).chat.completions.create(model="ol-model", messages=[{"role": "user", "content": remote}])
     assert raised.value.param == "messages[0].content[0].image_url"
-    assert route.ollama_engine.stats()["requests"] == before
+    assert route.ollama_engine.stats()["inferences"] == before
 
 
 def test_response_formats(route: Route) -> None:
@@ -106,11 +106,11 @@ def test_sampling_fields_become_options(route: Route) -> None:
     ({"parallel_tool_calls": False, "tools": [WEATHER]}, "parallel_tool_calls"),
 ])
 def test_fields_that_cannot_cross_are_refused_by_name(route: Route, extra: dict[str, Any], field: str) -> None:
-    before = route.ollama_engine.stats()["requests"]
+    before = route.ollama_engine.stats()["inferences"]
     with pytest.raises(openai.BadRequestError, match=f"'{field}' cannot be sent to an Ollama-API engine") as raised:
         client(route).chat.completions.create(model="ol-model", messages=USER, **extra)
     assert raised.value.param == field
-    assert route.ollama_engine.stats()["requests"] == before
+    assert route.ollama_engine.stats()["inferences"] == before
 
 
 def test_logprobs(route: Route) -> None:

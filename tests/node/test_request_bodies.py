@@ -45,14 +45,14 @@ def test_urllib_prompt_reaches_the_engine_whole(engine_node: EngineNode, size: s
 
 @pytest.mark.parametrize("mode", ["one_write", "chunked"])
 def test_body_over_the_limit_is_413_in_the_callers_shape(engine_node: EngineNode, mode: Mode) -> None:
-    before = engine_node.openai_engine.stats()["requests"]
+    before = engine_node.openai_engine.stats()["inferences"]
     body = chat_body("oa-model", prompt_of(LIMIT + 1024))
     status, answer = socket_post(engine_node.node.url, "/v1/chat/completions", body, mode)
     assert status == 413
     assert "limit" in answer["error"]["message"]  # OpenAI's error shape
     status, answer = socket_post(engine_node.node.url, "/api/chat", body, mode)
     assert status == 413 and "limit" in answer["error"]  # Ollama's
-    assert engine_node.openai_engine.stats()["requests"] == before  # nothing was sent on
+    assert engine_node.openai_engine.stats()["inferences"] == before  # nothing was sent on
 
 
 @pytest.mark.parametrize("depth", [129, 100_000])

@@ -103,11 +103,11 @@ def test_the_reported_shapes_through_the_real_clients(engine_node: EngineNode) -
         with pytest.raises(openai.BadRequestError, match="'messages") as raised:
             client.chat.completions.create(model="ol-model", messages=messages)
         assert raised.value.param in ("messages", "messages[0]")
-    requests_before = engine_node.ollama_engine.stats()["requests"]
+    requests_before = engine_node.ollama_engine.stats()["inferences"]
     for messages in ("notalist", [1, 2, 3]):
         response = httpx.post(f"{node.url}/api/chat", json={"model": "oa-model", "messages": messages})
         assert response.status_code == 400 and "'messages" in response.json()["error"]
     with pytest.raises(ollama.ResponseError, match="'options.temperature' must be a number"):
         ollama.Client(host=node.url).generate(model="oa-model", prompt="hi", options={"temperature": "hot"})
-    assert engine_node.ollama_engine.stats()["requests"] == requests_before
+    assert engine_node.ollama_engine.stats()["inferences"] == requests_before
     assert all(j["state"] not in ("queued", "running") for j in jobs(node))

@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from app.services.translate.tool_calls import arguments_object, call_id
+from app.services.translate.tool_calls import answer_arguments, call_id
 
 
 def openai_message_to_ollama(message: dict[str, Any]) -> dict[str, Any]:
@@ -18,8 +18,7 @@ def openai_message_to_ollama(message: dict[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls")
     if calls:
         out["tool_calls"] = [{"function": {"name": (c.get("function") or {}).get("name", ""),
-                                           "arguments": arguments_object((c.get("function") or {}).get("arguments"),
-                                                                         "tool_calls.function.arguments")}}
+                                           "arguments": answer_arguments((c.get("function") or {}).get("arguments"))}}
                              for c in calls]
     return out
 

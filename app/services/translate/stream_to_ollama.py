@@ -15,7 +15,7 @@ from app.services.translate import logprobs
 from app.services.translate.messages_out import ollama_done_reason
 from app.services.translate.responses import StreamTranslator, Usage, ndjson, now_rfc3339, ollama_done_fields
 from app.services.translate.shapes import Operation
-from app.services.translate.tool_calls import arguments_object
+from app.services.translate.tool_calls import answer_arguments
 
 
 class OpenAIToOllama(StreamTranslator):
@@ -84,7 +84,7 @@ class OpenAIToOllama(StreamTranslator):
         if self._calls:
             piece = self._piece("", done=False)
             piece["message"]["tool_calls"] = [
-                {"function": {"name": c["name"], "arguments": arguments_object(c["arguments"], "tool_calls")}}
+                {"function": {"name": c["name"], "arguments": answer_arguments(c["arguments"])}}
                 for _, c in sorted(self._calls.items())]
             out += ndjson(piece)
         if self.usage.completion_tokens is None:

@@ -7,6 +7,7 @@ import hashlib
 import json
 from typing import Any
 
+from app.services.errors import UpstreamError
 from app.services.translate.refusal import Untranslatable
 
 
@@ -36,6 +37,16 @@ def arguments_object(arguments: Any, field: str) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise Untranslatable(field, "ollama", "tool call arguments must be a JSON object")
     return parsed
+
+
+def answer_arguments(arguments: Any) -> dict[str, Any]:
+    """An engine's tool call arguments (a JSON string) as the object Ollama carries; an engine
+    that sent something else broke its answer (UpstreamError), the caller did nothing wrong."""
+    try:
+        return arguments_object(arguments, "tool_calls.function.arguments")
+    except Untranslatable as exc:
+        raise UpstreamError("the engine answered a tool call whose arguments are not a JSON object",
+                            before_first_byte=False) from exc
 
 
 def openai_calls_to_ollama(calls: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
