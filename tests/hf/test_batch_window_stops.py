@@ -30,16 +30,16 @@ def test_idle_stop_cancels_and_logs_follow_to_the_end(sim_factory: Any, node_fac
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S, **JOB_SIM)
     sponsor = start_sponsor(node_factory, sim, MINUTE_S)
     plan = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu", "l4x1",
-                       "--window", "2h", "--idle-stop-min", "0.05", stdin="n\n", check=False)
-    assert "idle stop after 0.05 min" in plan.stdout and "CANCEL the job" in plan.stdout
-    row = window_create(sponsor, "batch", "--idle-stop-min", "0.05", window="2h")
+                       "--window", "2h", "--idle-stop-min", "0.2", stdin="n\n", check=False)
+    assert "idle stop after 0.2 min" in plan.stdout and "CANCEL the job" in plan.stdout
+    row = window_create(sponsor, "batch", "--idle-stop-min", "0.2", window="2h")
     follow = subprocess.Popen([sys.executable, "-m", "app", "--home", str(sponsor.home), "rented", "logs", "batch",
                                "--follow"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=sponsor.env,
                               cwd=REPO)
     wait_show(sponsor, "batch", "the model to answer", lambda r: r["state"] == "eligible")
     assert streamed(sponsor)
     ended = wait_show(sponsor, "batch", "the idle stop", lambda r: r["state"] == "ended", timeout=30)
-    assert stage(sim, row) == "CANCELED" and "no workload for 0.05 min" in ended["ended_by"]
+    assert stage(sim, row) == "CANCELED" and "no workload for 0.2 min" in ended["ended_by"]
     out, err = follow.communicate(timeout=30)  # the stream ends with the job
     assert follow.returncode == 0, err
     assert "Application startup complete" in out and "Canceled by user" in out
