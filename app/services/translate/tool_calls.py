@@ -45,8 +45,7 @@ def answer_arguments(arguments: Any) -> dict[str, Any]:
     try:
         return arguments_object(arguments, "tool_calls.function.arguments")
     except Untranslatable as exc:
-        raise UpstreamError("the engine answered a tool call whose arguments are not a JSON object",
-                            before_first_byte=False) from exc
+        raise UpstreamError("the engine answered a tool call whose arguments are not a JSON object") from exc
 
 
 def openai_calls_to_ollama(calls: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
