@@ -23,7 +23,7 @@ from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
 from app.ui.notify import Notification, Notifier, Sink
-from app.ui.quitting import QuitDialog, quit_node
+from app.ui.quitting import QuitDialog, StillBilling, quit_node
 from app.ui.tray import TrayController
 from app.ui.welcome import FRONTDOOR_CHECK_MS, WelcomeWindow
 from app.ui.window import MainWindow
@@ -123,7 +123,8 @@ class TrayApp(QObject):
 
     def install_signal_handlers(self) -> None:
         """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
-        install_stop_handlers(asyncio.get_running_loop(), self.request_quit)
+        # A stop signal means the session is ending: nobody can answer a dialog, so Quit does not ask.
+        install_stop_handlers(asyncio.get_running_loop(), lambda: self.request_quit(interactive=False))
 
     async def run(self) -> int:
         """Start, then live until Quit has stopped the node. 0 on a clean quit."""
@@ -156,11 +157,17 @@ class TrayApp(QObject):
     def report_error(self, title: str, message: str) -> None:
         self.notifier.show(Notification("error", title, message, "error"))
 
-    def request_quit(self) -> None:
+    def request_quit(self, interactive: bool = True) -> None:
+        """Quit from the menu asks before leaving a GPU billing; a stop signal (the session is
+        ending) cannot wait for an answer, so it says what still bills and goes."""
         if self._quitting is None:
-            self._quitting = asyncio.ensure_future(self.quit())
+            self._quitting = asyncio.ensure_future(self.quit(interactive=interactive))
 
-    async def quit(self) -> None:
+    def _warn_still_billing(self, billing: list[StillBilling]) -> None:
+        self.notifier.show(Notification("quit_not_paused", "Still billing after Pairwise quit",
+                                        " ".join(b.line() for b in billing), "error"))
+
+    async def quit(self, interactive: bool = True) -> None:
         self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets())
         self.quit_dialog.show()
         self.bridge.close()  # from here on the node is stopping: views stop reading it
@@ -171,7 +178,7 @@ class TrayApp(QObject):
         if self.wizard is not None:
             self.wizard.close()  # stops its progress polling; an endpoint it started keeps its own lifecycle
         try:
-            await quit_node(self.facade, self.quit_dialog)
+            await quit_node(self.facade, self.quit_dialog, interactive=interactive, warn=self._warn_still_billing)
         except Exception as exc:  # the node's stop logs its own step failures; never hang in Quit
             log.error("stopping the node failed: %s", exc)
         finally:

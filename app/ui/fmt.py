@@ -5,21 +5,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from app import glossary
+
 
 def money(usd: float | None, *, precise: bool = False) -> str:
-    if usd is None:
-        return "–"
-    if usd == 0:
-        return "$0"
-    if 0 < usd < 0.0001:
-        return "<$0.0001"
-    if precise or 0 < abs(usd) < 0.1:
-        return f"${usd:.4f}"
-    return f"${usd:.2f}"
+    """Dollars with two decimals, sub-cent amounts as ``<$0.01`` (``precise`` is kept for callers; one format)."""
+    return glossary.money(usd)
 
 
 def price(per_hour: float | None) -> str:
-    return "price unknown" if per_hour is None else f"${per_hour:.2f}/h"
+    return glossary.per_hour(per_hour)
 
 
 def hours(value: float) -> str:
@@ -51,10 +46,8 @@ def when(ts: float | None) -> str:
 
 
 def node_state(row: dict[str, Any]) -> str:
-    """The state word a node row shows: a rented node's own state, else online/offline."""
-    if row.get("state"):
-        return str(row["state"])
-    return "online" if row.get("online", True) else "offline"
+    """The state words a node row shows (the glossary's, the same as the CLI's)."""
+    return glossary.node_state(row)
 
 
 def job_duration(job: dict[str, Any]) -> float | None:

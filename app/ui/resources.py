@@ -5,6 +5,7 @@ hosts cannot draw SVG)."""
 from __future__ import annotations
 
 import sys
+from functools import cache
 from pathlib import Path
 
 from PySide6.QtGui import QIcon
@@ -25,7 +26,9 @@ def icon_path(stem: str, ext: str = "svg", size: int | None = None) -> Path:
     return resources_dir() / "icons" / name
 
 
+@cache
 def load_icon(stem: str) -> QIcon:
+    """Read once per process: the tray asks for the same few icons again and again."""
     icon = QIcon()
     for size in PNG_SIZES:
         png = icon_path(stem, "png", size)

@@ -25,11 +25,13 @@ class TrayController(QObject):
     add_rented_requested = Signal()
     quit_requested = Signal()
     show_node_requested = Signal(str)
+    raise_budget_requested = Signal(str)
 
     def __init__(self, facade: NodeFacade, notifier: Notifier, tasks: Tasks, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.facade, self.notifier, self.tasks = facade, notifier, tasks
         self.state = "idle"
+        self.shown_tooltip = ""
         self.frozen = False
         self.icon = QSystemTrayIcon(tray_icon("idle"), self)
         self.menu = QMenu()
@@ -75,9 +77,15 @@ class TrayController(QObject):
         if self.frozen:
             return
         rented, active = self._snapshot()
-        self.state = tray_state(rented=rented, active_jobs=active, attention=bool(self.notifier.attention))
-        self.icon.setIcon(tray_icon(self.state))
-        self.icon.setToolTip(tooltip(self.state, name=self.facade.name, active_jobs=active, rented=rented))
+        state = tray_state(rented=rented, active_jobs=active, attention=bool(self.notifier.attention))
+        text = tooltip(state, name=self.facade.name, active_jobs=active, rented=rented)
+        # Only what changed is handed to the tray host: a setIcon every few seconds costs CPU idle.
+        if state != self.state:
+            self.state = state
+            self.icon.setIcon(tray_icon(state))
+        if text != self.shown_tooltip:
+            self.shown_tooltip = text
+            self.icon.setToolTip(text)
 
     # -- menu ------------------------------------------------------------------------------------------------
 
@@ -124,6 +132,8 @@ class TrayController(QObject):
             self.quit_requested.emit()
         elif verb == "show":
             self.show_node_requested.emit(name)
+        elif verb == "budget":
+            self.raise_budget_requested.emit(name)
         elif verb == "pause":
             self.tasks.spawn(self._act(self.facade.rented_pause(name)), name=f"pause {name}")
         elif verb == "resume":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app import glossary
 from app.ui import fmt
 
 QUIET_REASONS = ("routing policy is 'never'", "not shared")
@@ -18,7 +19,7 @@ QUIET_REASONS = ("routing policy is 'never'", "not shared")
 @dataclass
 class MenuItem:
     text: str
-    action: str | None = None  # "open", "add_rented", "quit", "pause:NAME", "resume:NAME", "show:NAME"
+    action: str | None = None  # "open", "add_rented", "quit", "pause:NAME", "resume:NAME", "show:NAME", "budget:NAME"
     enabled: bool = True
     tooltip: str = ""
     children: list[MenuItem] = field(default_factory=list)
@@ -32,22 +33,25 @@ SEPARATOR = "-"
 
 
 def billing(row: dict[str, Any]) -> bool:
-    """Is this (own) rented node costing money right now, as far as the service API can tell?"""
-    return bool(row.get("billing"))
+    """Is this (own) rented node costing money right now, as far as we can tell?"""
+    return glossary.billing(row)
 
 
 def attention_reasons(rented: list[dict[str, Any]]) -> list[str]:
-    """Why the user should look at Pairwise: a rented node failed, refused, drifted, is open to anyone."""
+    """Why the user should look at Pairwise: Hugging Face unreachable, a rented node failed,
+    refused, changed outside Pairwise, or is open to anyone."""
     reasons = []
     for row in rented:
         name = row.get("name", "?")
-        if row.get("state") == "unhealthy":
-            reasons.append(f"{name} is unhealthy: {row.get('hf_message') or row.get('reason') or 'no details'}")
+        if glossary.unreachable(row):
+            reasons.append(f"Can't reach Hugging Face — {name} may still be billing")
+        elif row.get("state") == "unhealthy":
+            reasons.append(f"{name} failed: {row.get('hf_message') or row.get('reason') or 'no details'}")
         elif row.get("credential_error"):
-            reasons.append(f"{name}: credential refused ({row['credential_error']})")
-        elif row.get("state") == "ineligible" and row.get("reason") and not any(
-                q in str(row["reason"]) for q in QUIET_REASONS):
-            reasons.append(f"{name}: {row['reason']}")
+            reasons.append(f"{name}: token refused ({row['credential_error']})")
+        elif row.get("state") == "ineligible" and row.get("reason") and glossary.budget_period(row) is None \
+                and not any(q in str(row["reason"]) for q in QUIET_REASONS):
+            reasons.append(f"{name}: {glossary.rented_state(row)}")
         if row.get("warning"):
             reasons.append(f"{name}: {row['warning']}")
     return reasons
@@ -63,44 +67,54 @@ def tray_state(*, rented: list[dict[str, Any]], active_jobs: int, attention: boo
     return "idle"
 
 
-def tooltip(state: str, *, name: str, active_jobs: int, rented: list[dict[str, Any]]) -> str:
-    lines = [f"Pairwise — {name}"]
+def headline(*, name: str, active_jobs: int, rented: list[dict[str, Any]]) -> str:
+    """The one line the menu's header and the tooltip's first line share: what bills comes first."""
+    parts = [f"Pairwise — {name}"]
+    bills = glossary.billing_summary(rented)
+    if bills:
+        parts.append(bills)
     if active_jobs:
-        lines.append(f"serving {active_jobs} request{'s' if active_jobs != 1 else ''}")
-    billed = [r for r in rented if billing(r)]
-    for row in billed:
-        lines.append(f"{row['name']} billing at {fmt.price(row.get('price_per_hour'))}")
+        parts.append(f"serving {glossary.plural(active_jobs, 'request')}")
+    if len(parts) == 1:
+        parts.append("idle")
+    return " · ".join(parts)
+
+
+def tooltip(state: str, *, name: str, active_jobs: int, rented: list[dict[str, Any]]) -> str:
+    lines = [headline(name=name, active_jobs=active_jobs, rented=rented)]
+    for row in rented:
+        if billing(row):
+            lines.append(f"{row['name']}: {glossary.rented_state(row)} at {glossary.per_hour(row.get('price_per_hour'))}")
     lines.extend(attention_reasons(rented))
-    if state == "idle" and len(lines) == 1:
-        lines.append("idle")
     return "\n".join(lines)
 
 
 def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
     name = str(row.get("name"))
-    hf_state = row.get("hf_state")
-    state = hf_state or fmt.node_state(row)
-    cost = (row.get("cost") or {}).get("session_usd")
-    text = f"{name} — {state}"
-    if cost is not None:
-        text += f" · {fmt.money(cost)} this session"
+    text = f"{name} — {glossary.rented_state(row)}"
+    cost = (row.get("cost") or {}).get("day_usd")
+    if cost:
+        text += f" · {glossary.money(cost)} today"
     if not own:
-        return MenuItem(f"{text} · via {row.get('sponsor', '?')}", action=f"show:{name}", enabled=True)
-    managed = bool((row.get("lifecycle") or {}).get("managed"))
-    why = "" if managed else "Pairwise does not manage this endpoint (attached, not created or managed here)"
+        return MenuItem(f"{text} · shared by {row.get('sponsor', '?')}", action=f"show:{name}", enabled=True)
+    managed = glossary.managed(row)
+    why = "" if managed else "Pairwise did not create this endpoint, so it cannot pause or resume it"
+    refusal = glossary.resume_refusal(row)
     children = [
-        MenuItem(f"{fmt.price(row.get('price_per_hour'))} · {row.get('gpu') or 'GPU unknown'}", enabled=False),
-        MenuItem("Pause", action=f"pause:{name}", enabled=bool(row.get("pausable")), tooltip=why),
-        MenuItem("Resume", action=f"resume:{name}", enabled=bool(row.get("resumable")), tooltip=why),
-        MenuItem("Details…", action=f"show:{name}"),
+        MenuItem(f"{glossary.per_hour(row.get('price_per_hour'))} · {row.get('gpu') or 'GPU unknown'}", enabled=False),
+        MenuItem("Pause", action=f"pause:{name}", enabled=glossary.pausable(row), tooltip=why),
+        MenuItem("Resume", action=f"resume:{name}", enabled=glossary.resumable(row) and refusal is None,
+                 tooltip=refusal or why),
     ]
+    if refusal is not None:
+        children.append(MenuItem("Raise budget…", action=f"budget:{name}", tooltip=refusal))
+    children.append(MenuItem("Details…", action=f"show:{name}"))
     return MenuItem(text, children=children)
 
 
 def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str, Any]], active_jobs: int,
                attention: list[str], requesters: str | None = None) -> list[MenuItem]:
-    status = f"serving {active_jobs} request{'s' if active_jobs != 1 else ''}" if active_jobs else "idle"
-    items = [MenuItem(f"Pairwise — {name} · {status}", enabled=False)]
+    items = [MenuItem(headline(name=name, active_jobs=active_jobs, rented=rented), enabled=False)]
     if requesters:  # "LAN access on · 2 keys": opens Settings, where both are managed
         items.append(MenuItem(requesters, action="open"))
     for reason in attention:
@@ -112,7 +126,7 @@ def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str,
     for node in lan:
         models = node.get("models") or []
         where = "this machine" if node.get("kind") == "local" else "LAN"
-        text = f"{node.get('name')} — {fmt.node_state(node)} · {where} · {len(models)} model{'s' if len(models) != 1 else ''}"
+        text = f"{node.get('name')} — {fmt.node_state(node)} · {where} · {glossary.plural(len(models), 'model')}"
         items.append(MenuItem(text, action=f"show:{node.get('name')}"))
     rented_rows = list(rented) + [n for n in nodes if n.get("kind") == "rented" and n.get("name") not in own]
     if rented_rows:
