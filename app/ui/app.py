@@ -75,6 +75,8 @@ class TrayApp(QObject):
         self.tray.add_rented_requested.connect(self.open_wizard)
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.show_node_requested.connect(self.window.show_node)
+        self.tray.raise_budget_requested.connect(self.window.raise_budget)
+        self.tray.icon.messageClicked.connect(self._message_clicked)
         self.window.add_rented_requested.connect(self.open_wizard)
         self.window.sign_in_requested.connect(lambda: self.open_wizard(sign_in_only=True))
         self.window.shown.connect(self.notifier.acknowledge)
@@ -153,6 +155,16 @@ class TrayApp(QObject):
         self.wizard = RentWizard(self.facade, self.tasks, sign_in_only=sign_in_only)
         self.wizard.finished.connect(lambda _code: self.window.refresh_soon())
         self.wizard.show()
+
+    def _message_clicked(self) -> None:
+        """A click on a notification opens what it is about; on a budget pause, the budget itself."""
+        note = self.notifier.sent[-1] if self.notifier.sent else None
+        if note is not None and note.node and note.kind in ("budget_paused", "budget_repaused"):
+            self.window.raise_budget(note.node)
+        elif note is not None and note.node:
+            self.window.show_node(note.node)
+        else:
+            self.open_window()
 
     def report_error(self, title: str, message: str) -> None:
         self.notifier.show(Notification("error", title, message, "error"))

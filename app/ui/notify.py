@@ -16,6 +16,7 @@ from typing import Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app import glossary
 from app.services.events import (
     BudgetPaused,
     CapEnforced,
@@ -106,6 +107,13 @@ class Notification:
     node: str | None = None
 
 
+def budget_message(reason: str) -> str:
+    """What a budget pause says: the cap, when it resets (UTC), and the way on."""
+    period = "month" if "per month" in reason or "/month" in reason else "day"
+    return (f"{reason[0].upper()}{reason[1:]}. It can be used again at {glossary.resets_text(period)}, when the "
+            f"{period}'s budget starts over. Click to raise the budget (or tray menu → Raise budget…).")
+
+
 class NotificationPolicy:
     """Turns an event into zero or one Notification; keeps the per-session off-LAN memory."""
 
@@ -127,9 +135,10 @@ class NotificationPolicy:
                                     f"{who} asked {model or 'a model'}; it was sent to {node} (Rented · off-LAN). "
                                     "Further prompts to it this session are summarised.", node=node)
             case BudgetPaused(node=node, reason=reason, provider_pause=provider_pause):
-                then = ("it is paused on its provider so it stops billing" if provider_pause
-                        else "it is no longer routed to")
-                return Notification(kind, f"{node} paused: budget reached", f"{reason}; {then}.", "warning", node)
+                then = ("It is paused on its provider so it stops billing" if provider_pause
+                        else "It is no longer routed to")
+                return Notification(kind, f"{node} paused: over budget", f"{then}. {budget_message(reason)}",
+                                    "warning", node)
             case IdlePaused(node=node, idle_minutes=minutes):
                 return Notification(kind, f"{node} paused while idle",
                                     f"No requests for {minutes:g} min; paused so it stops billing.", node=node)

@@ -4,7 +4,7 @@ stays in the tray until Quit."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtGui import QCloseEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -16,9 +16,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import glossary
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
+from app.ui.sizing import fit_to_screen
 from app.ui.views.jobs import JobsView
 from app.ui.views.node_detail import NodeDetail
 from app.ui.views.nodes import NodeList
@@ -26,6 +28,7 @@ from app.ui.views.settings import SettingsView
 
 COALESCE_MS = 200
 COST_REFRESH_MS = 5000
+NARROW_CHARS = 120
 
 
 class MainWindow(QMainWindow):
@@ -38,7 +41,7 @@ class MainWindow(QMainWindow):
         self.facade, self.tasks = facade, tasks
         self.setWindowTitle(f"Pairwise — {facade.name}")
         self.setWindowIcon(app_icon())
-        self.resize(1200, 660)
+        fit_to_screen(self, width_chars=150, height_lines=40)
         central = QWidget()
         outer = QVBoxLayout(central)
         header = QHBoxLayout()
@@ -59,7 +62,10 @@ class MainWindow(QMainWindow):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.node_list)
         split.addWidget(self.detail)
-        split.setSizes([700, 400])
+        split.setStretchFactor(0, 3)  # the table keeps its columns readable; the detail takes what is left
+        split.setStretchFactor(1, 2)
+        split.setCollapsible(0, False)
+        self.split = split
         self.node_list.node_selected.connect(self.detail.show_node)
         self.detail.changed.connect(self.refresh_soon)
         self.jobs = JobsView(facade)
@@ -84,8 +90,9 @@ class MainWindow(QMainWindow):
 
     def refresh(self) -> None:
         status = self.facade.status()
-        self.status.setText(f"{status['name']} · front door http://{status['listen']} · "
-                            f"{status['models']} models · {status['active_jobs']} active")
+        self.status.setText(f"{status['name']} · apps use http://{status['listen']} · "
+                            f"{glossary.plural(int(status['models']), 'model')} · "
+                            f"{glossary.plural(int(status['active_jobs']), 'request')} running")
         tab = self.tabs.currentIndex()
         if tab == 0:
             self.node_list.refresh()
@@ -107,6 +114,11 @@ class MainWindow(QMainWindow):
         if self.node_list.select(name):
             self.detail.show_node(name)
 
+    def raise_budget(self, name: str) -> None:
+        """From a budget pause (tray menu or its notification): the node's budget, ready to edit."""
+        self.show_node(name)
+        self.detail.raise_budget()
+
     def bring_forward(self) -> None:
         if self.isMinimized():
             self.showNormal()
@@ -119,6 +131,12 @@ class MainWindow(QMainWindow):
         self._periodic.stop()
         self._pending.stop()
         self.hide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        # On a narrow window the detail goes below the table instead of squeezing its columns.
+        narrow = event.size().width() < self.fontMetrics().averageCharWidth() * NARROW_CHARS
+        self.split.setOrientation(Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal)
+        super().resizeEvent(event)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)

@@ -69,6 +69,11 @@ class HfRented:
         namespace = await self.hf.namespace(params.get("namespace"))
         await self.hf.require(namespace, MANAGE)
         await self.hf.require(namespace, CALL)
+        # Checked before anything bills, so the user can rename instead of meeting a 409 after "Create".
+        taken = {info.name for info in await self.hf.client().list_endpoints(namespace)}
+        if endpoint in taken:
+            raise ConfigError(f"an endpoint named {endpoint!r} already exists in {namespace} on Hugging Face; "
+                              "pick another name")
         row = pick_hardware(await self.hf.hardware(namespace), instance=params.get("gpu"),
                             region=params.get("region"), vendor=params.get("vendor"))
         timeout = params.get("scale_to_zero_min")

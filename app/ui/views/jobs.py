@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -17,23 +17,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import glossary
 from app.ui import fmt
 from app.ui.facade import NodeFacade
+from app.ui.palette import off_lan_colour
 
 COLUMNS = ["Started", "Model", "State", "Served by", "Off-LAN", "Origin", "Requester", "Duration", "Tokens", "Cost"]
 HISTORY_LIMIT = 100
-OFF_LAN_COLOUR = QColor("#b06a00")
+STATE_COLUMN = COLUMNS.index("State")
+EMPTY_HINT = ("No requests yet. Point any app at http://{listen} (OpenAI clients: http://{listen}/v1) and its "
+              "requests show here, with the machine that served them.")
 
 
 def job_cells(job: dict[str, Any]) -> list[str]:
-    off_lan = f"⚠ off-LAN · {job.get('rented_node') or job.get('serving_node')}" if job.get("off_lan") else ""
+    off_lan = "⚠ yes" if job.get("off_lan") else ""
     state = str(job.get("state"))
     if job.get("error"):
         state += f": {job['error']}"
     return [fmt.when(job.get("created_at")), str(job.get("model")), state, str(job.get("serving_node") or "–"),
             off_lan, str(job.get("origin_node") or "–"), str(job.get("requester_text") or "–"),
             fmt.duration(fmt.job_duration(job)), fmt.tokens(job),
-            fmt.money(job.get("cost_usd"), precise=True) if job.get("cost_usd") is not None else "–"]
+            glossary.money(job.get("cost_usd")) if job.get("cost_usd") is not None else "–"]
 
 
 def _table(name: str) -> QTableWidget:
@@ -43,8 +47,10 @@ def _table(name: str) -> QTableWidget:
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(STATE_COLUMN, QHeaderView.ResizeMode.Stretch)  # errors are the long text
+    header.setStretchLastSection(False)
     return table
 
 
@@ -58,15 +64,21 @@ class JobsView(QWidget):
         self.active.setMaximumHeight(160)
         self.history_label = QLabel("History")
         self.history = _table("jobHistory")
-        for widget in (self.active_label, self.active, self.history_label, self.history):
+        self.empty = QLabel("")
+        self.empty.setObjectName("jobsEmpty")
+        self.empty.setWordWrap(True)
+        for widget in (self.empty, self.active_label, self.active, self.history_label, self.history):
             layout.addWidget(widget)
 
     def refresh(self) -> None:
         jobs = self.facade.jobs(limit=HISTORY_LIMIT)
         active = [j for j in jobs if j.get("state") in ("queued", "running")]
         done = [j for j in jobs if j.get("state") not in ("queued", "running")]
-        self.active_label.setText(f"Active ({len(active)})")
-        self.history_label.setText(f"History (last {len(done)})")
+        self.active_label.setText(f"Running now ({len(active)})" if active else "Running now: nothing")
+        self.history_label.setText(f"History (last {len(done)})" if done else "History: none yet")
+        self.empty.setVisible(not jobs)
+        if not jobs:
+            self.empty.setText(EMPTY_HINT.format(listen=self.facade.status().get("listen") or "127.0.0.1:11434"))
         self._fill(self.active, active)
         self._fill(self.history, done)
 
@@ -84,7 +96,7 @@ class JobsView(QWidget):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, job.get("id"))
                 if job.get("off_lan"):
-                    item.setForeground(QBrush(OFF_LAN_COLOUR))
+                    item.setForeground(QBrush(off_lan_colour(table.palette())))
                     item.setToolTip(f"This prompt left your LAN: served by {job.get('rented_node')}")
                 table.setItem(r, c, item)
 

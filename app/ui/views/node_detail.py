@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -15,27 +16,33 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
+from app import glossary
 from app.services.api.keys import parse_peer_values, peer_text, replacing, split_items, today_text
 from app.services.errors import PairwiseError
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
+from app.ui.usage import usage_snippets
 
 LAST_LINES_SHOWN = 12
 
 
-def _spin(maximum: float, suffix: str, decimals: int = 2) -> QDoubleSpinBox:
+def _spin(maximum: float, suffix: str, decimals: int = 2, prefix: str = "", none: str = "no cap") -> QDoubleSpinBox:
     box = QDoubleSpinBox()
     box.setRange(0, maximum)
     box.setDecimals(decimals)
+    box.setPrefix(prefix)
     box.setSuffix(suffix)
-    box.setSpecialValueText("none")  # 0 means "no cap" / "off"
+    box.setSpecialValueText(none)  # 0 means "no cap" / "off"
     return box
 
 
@@ -68,10 +75,23 @@ class NodeDetail(QWidget):
         self.setObjectName("nodeDetail")
         self.name: str | None = None
         self.row: dict[str, Any] = {}
-        layout = QVBoxLayout(self)
+        self.pending: tuple[str, str] | None = None  # (verb, name) until the state it promised shows
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)  # long errors wrap and scroll instead of being clipped
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        content = QWidget()
+        scroll.setWidget(content)
+        outer.addWidget(scroll)
+        layout = QVBoxLayout(content)
         self.title = QLabel("Select a node")
         self.title.setObjectName("detailTitle")
-        self.title.setStyleSheet("font-size: 16px; font-weight: bold")
+        title_font = self.title.font()
+        title_font.setBold(True)
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.3)
+        self.title.setFont(title_font)
+        self.title.setWordWrap(True)
         self.subtitle = QLabel("")
         self.subtitle.setWordWrap(True)
         layout.addWidget(self.title)
@@ -81,11 +101,12 @@ class NodeDetail(QWidget):
         facts_box.setLayout(self.facts)
         layout.addWidget(facts_box)
 
-        self.settings_box = QGroupBox("Budget and idle")
+        self.settings_box = QGroupBox("Budget and idle pause")
         form = QFormLayout(self.settings_box)
-        self.day_cap = _spin(100_000, " $/day")
-        self.month_cap = _spin(1_000_000, " $/month")
-        self.idle_min = _spin(10_000, " min idle", 1)
+        self.day_cap = _spin(100_000, "/day (UTC)", prefix="$")
+        self.day_cap.setObjectName("dayCap")
+        self.month_cap = _spin(1_000_000, "/month (UTC)", prefix="$")
+        self.idle_min = _spin(10_000, " min without requests", 1, none="never")
         self.wake = QCheckBox("Wake on request")
         self.pause_on_exit = QCheckBox("Pause when Pairwise quits")
         form.addRow("Daily budget (UTC day)", self.day_cap)
@@ -121,6 +142,18 @@ class NodeDetail(QWidget):
         self.message.setObjectName("detailMessage")
         self.message.setWordWrap(True)
         layout.addWidget(self.message)
+        self.usage_box = QGroupBox("Use it from any app")
+        usage = QVBoxLayout(self.usage_box)
+        self.usage = QPlainTextEdit()
+        self.usage.setObjectName("usageSnippet")
+        self.usage.setReadOnly(True)
+        self.usage.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.usage.setMinimumHeight(self.fontMetrics().lineSpacing() * 8)
+        copy = QPushButton("Copy")
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.usage.toPlainText()))
+        usage.addWidget(self.usage)
+        usage.addWidget(copy)
+        layout.addWidget(self.usage_box)
         layout.addStretch(1)
         self.show_node(None)
 
@@ -129,8 +162,16 @@ class NodeDetail(QWidget):
     def show_node(self, name: str | None) -> None:
         if name != self.name:
             self.message.setText("")
+            self.pending = None
         self.name = name
         self.refresh()
+
+    def raise_budget(self) -> None:
+        """The way on from a budget pause: the budget fields, focused, with what they change."""
+        self.day_cap.setFocus()
+        self.day_cap.selectAll()
+        self.message.setText("Raise the daily or monthly budget and press Apply; the node can be resumed "
+                             "once its spend is under the new cap.")
 
     def _fact(self, label: str, value: Any) -> None:
         text = QLabel(str(value))
@@ -158,6 +199,10 @@ class NodeDetail(QWidget):
         self.settings_box.setVisible(own is not None)
         for button in (self.pause_button, self.resume_button, self.delete_button):
             button.setVisible(own is not None)
+        self.usage_box.setVisible(bool(self.row.get("models")))
+        if self.row.get("models"):
+            self.usage.setPlainText(usage_snippets(self.facade.status().get("listen") or "127.0.0.1:11434",
+                                                   str((self.row.get("models") or [""])[0])))
         if not self.row:
             self.title.setText("Select a node" if not self.name else f"{self.name} is gone")
             self.subtitle.setText("")
@@ -170,14 +215,14 @@ class NodeDetail(QWidget):
     def _show_rented(self, row: dict[str, Any], own: bool) -> None:
         simulated = " (simulated Hugging Face)" if row.get("simulated") else ""
         self.title.setText(f"{row.get('name')} — Rented · off-LAN{simulated}")
-        self.subtitle.setText(f"{row.get('gpu') or 'GPU unknown'} at {row.get('provider')}, "
-                              f"{fmt.price(row.get('price_per_hour'))}, sponsored by {row.get('sponsor')}. "
+        who = "this machine" if own else str(row.get("sponsor") or "another machine")
+        self.subtitle.setText(f"{row.get('gpu') or 'GPU unknown'} from {glossary.provider(row.get('provider'))}, "
+                              f"{glossary.per_hour(row.get('price_per_hour'))}, rented by {who}. "
                               "Prompts served here leave your LAN.")
-        state = fmt.node_state(row)
-        self._fact("State", state + (" — eligible" if row.get("eligible") and state != "eligible" else ""))
-        if row.get("hf_state"):
-            self._fact("Hugging Face says", row["hf_state"] + (f": {row['hf_message']}" if row.get("hf_message") else ""))
-        if row.get("reason"):
+        self._fact("State", glossary.rented_state(row))
+        if row.get("hf_message"):
+            self._fact("Hugging Face says", row["hf_message"])
+        if row.get("reason") and row.get("state") == "ineligible":
             self._fact("Why", row["reason"])
         if row.get("window_ends_at"):
             self._fact("Batch window", f"{row.get('hf_stage')}; Hugging Face ends it by {row['window_ends_at']}")
@@ -187,41 +232,62 @@ class NodeDetail(QWidget):
             lines.setStyleSheet("font-family: monospace")
             lines.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.facts.addRow("Last log lines", lines)
-        for key, label in (("credential_error", "Credential"), ("warning", "Warning"), ("last_error", "Last error")):
+        for key, label in (("credential_error", "Token"), ("warning", "Warning"), ("last_error", "Last error")):
             if row.get(key):
                 self._fact(label, row[key])
         self._fact("Models", ", ".join(row.get("models") or []) or "–")
-        self._fact("Routing", f"{row.get('policy')}; shared with cluster: {'yes' if row.get('shared') else 'no'}")
+        self._fact("Used", glossary.policy(row.get("policy")) + "; " +
+                   ("shared with your other machines" if row.get("shared") else "only this machine uses it"))
+        self._settle_pending(row)
         if not own:
             return
         cost = row.get("cost") or {}
-        self._fact("Cost this session", fmt.money(cost.get("session_usd")))
-        self._fact("Cost today (UTC)", fmt.money(cost.get("day_usd")))
+        self._fact("Cost this session", glossary.money(cost.get("session_usd")))
+        self._fact("Cost today (UTC)", glossary.money(cost.get("day_usd")))
         self._fact("By requester", today_text(self.facade.rented_today(str(row.get("name")))))
-        self._fact("Cost this month (UTC)", fmt.money(cost.get("month_usd")))
+        self._fact("Cost this month (UTC)", glossary.money(cost.get("month_usd")))
         if row.get("endpoint"):
             self._fact("Endpoint", row["endpoint"])
         budget, life = row.get("budget") or {}, row.get("lifecycle") or {}
-        self._fact("Budget", f"{fmt.money(budget.get('usd_per_day')) if budget.get('usd_per_day') is not None else 'no cap'}"
-                             f"/day, {fmt.money(budget.get('usd_per_month')) if budget.get('usd_per_month') is not None else 'no cap'}/month")
+        self._fact("Budget", f"{glossary.cap(budget.get('usd_per_day'), 'day')}, "
+                             f"{glossary.cap(budget.get('usd_per_month'), 'month')}; days and months are UTC")
         if row.get("cap_note"):
             self._fact("Cap", row["cap_note"])
         idle = life.get("idle_pause_min")
-        self._fact("Idle pause", f"after {idle:g} min" if idle else "off")
-        self.day_cap.setValue(budget.get("usd_per_day") or 0)
-        self.month_cap.setValue(budget.get("usd_per_month") or 0)
-        self.idle_min.setValue(idle or 0)
-        self.wake.setChecked(bool(life.get("wake_on_request")))
-        self.pause_on_exit.setChecked(bool(life.get("pause_on_sponsor_exit", True)))
+        self._fact("Idle pause", f"after {idle:g} min without requests" if idle else "off")
+        if not self.settings_box.hasFocus() and not any(
+                w.hasFocus() for w in (self.day_cap, self.month_cap, self.idle_min)):
+            self.day_cap.setValue(budget.get("usd_per_day") or 0)
+            self.month_cap.setValue(budget.get("usd_per_month") or 0)
+            self.idle_min.setValue(idle or 0)
+            self.wake.setChecked(bool(life.get("wake_on_request")))
+            self.pause_on_exit.setChecked(bool(life.get("pause_on_sponsor_exit", True)))
         limits = row.get("requesters") or {}
         self.peer_usd.setText(peer_text(limits.get("usd_per_day") or {}))
         self.peer_rate.setText(peer_text(limits.get("requests_per_min") or {}))
-        managed = bool(life.get("managed"))
-        self.pause_button.setEnabled(bool(row.get("pausable")))
-        self.resume_button.setEnabled(bool(row.get("resumable")))
+        managed = glossary.managed(row)
+        refusal = glossary.resume_refusal(row)
+        self.pause_button.setEnabled(glossary.pausable(row))
+        self.resume_button.setEnabled(glossary.resumable(row) and refusal is None)
+        self.resume_button.setToolTip(refusal or "")
+        if refusal and not self.message.text():
+            self.message.setText(refusal)
         self.delete_button.setText("Delete…" if managed and not is_window(row) else "Remove from Pairwise…")
         for widget in (self.idle_min, self.wake, self.pause_on_exit):
             widget.setEnabled(managed)
+
+    def _settle_pending(self, row: dict[str, Any]) -> None:
+        """A "Resuming…"/"Pausing…" line stays only until the state it promised shows."""
+        if self.pending is None or self.pending[1] != row.get("name"):
+            return
+        verb = self.pending[0]
+        state = glossary.rented_state(row)
+        if verb == "resume" and state == "Ready":
+            self.message.setText(f"{row.get('name')} is running.")
+            self.pending = None
+        elif verb == "pause" and state.startswith("Paused"):
+            self.message.setText(f"{row.get('name')} is paused; billing has stopped.")
+            self.pending = None
 
     def _show_lan(self, row: dict[str, Any]) -> None:
         where = "this machine" if row.get("kind") == "local" else "a LAN peer"
@@ -231,7 +297,7 @@ class NodeDetail(QWidget):
         self.subtitle.setText(f"{row.get('os') or ''} · {hw.get('cpus') or '?'} CPUs · "
                               f"{hw.get('memory_gb') or '?'} GB · {gpus}")
         self._fact("State", fmt.node_state(row))
-        self._fact("In flight", row.get("in_flight", 0))
+        self._fact("Requests now", row.get("in_flight", 0))
         for engine in row.get("engines") or []:
             status = engine.get("error") or "ok"
             self._fact(f"Engine {engine.get('name')}", f"{engine.get('api')} at {engine.get('url')} — {status}; "
@@ -245,18 +311,21 @@ class NodeDetail(QWidget):
             self.tasks.spawn(self.act(verb, self.name), name=f"{verb} {self.name}", on_error=self._failed)
 
     def _failed(self, title: str, message: str) -> None:
-        self.message.setText(f"{title}: {message}")
+        # Many messages already start with what the title says; say it once.
+        self.message.setText(message if message.lower().startswith(title.lower()) else f"{title}: {message}")
 
     async def act(self, verb: str, name: str) -> bool:
         row = dict(self.row)
         if verb == "pause":
             self.message.setText(f"Pausing {name}…")
             await self.facade.rented_pause(name)
-            self.message.setText(f"{name} paused; billing stops.")
+            self.message.setText(f"Pausing {name}; billing stops once Hugging Face has paused it.")
+            self.pending = ("pause", name)
         elif verb == "resume":
             self.message.setText(f"Resuming {name}… (billing starts when it initializes)")
             await self.facade.rented_resume(name)
-            self.message.setText(f"{name} is resuming.")
+            self.message.setText(f"{name} is starting (billing).")
+            self.pending = ("resume", name)
         elif verb == "delete":
             managed = bool((row.get("lifecycle") or {}).get("managed")) and not is_window(row)
             title = f"Delete {name}?" if managed else f"Remove {name} from Pairwise?"

@@ -6,26 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
+from app import glossary
 from app.ui import fmt
 from app.ui.facade import NodeFacade
+from app.ui.palette import off_lan_colour
 
-COLUMNS = ["Name", "Kind", "State", "GPU / engines", "Models", "Price", "Provider", "Sponsor"]
+COLUMNS = ["Name", "Kind", "State", "GPU / engines", "Models", "Price", "Provider", "Rented by"]
 RENTED_LABEL = "Rented · off-LAN"
-OFF_LAN_COLOUR = QColor("#b06a00")
 
 
 def row_cells(node: dict[str, Any]) -> list[str]:
     models = ", ".join(node.get("models") or []) or "–"
     if node.get("kind") == "rented":
-        state = fmt.node_state(node)
-        if node.get("hf_state") and node.get("hf_state") != state:
-            state = f"{state} ({node['hf_state']})"
+        state = glossary.rented_state(node)
         label = str(node.get("label") or RENTED_LABEL) + (" · simulated" if node.get("simulated") else "")
         return [str(node.get("name")), label, state, str(node.get("gpu") or "–"),
-                models, fmt.price(node.get("price_per_hour")), str(node.get("provider") or "–"),
+                models, glossary.per_hour(node.get("price_per_hour")), glossary.provider(node.get("provider")),
                 str(node.get("sponsor") or "–")]
     engines = ", ".join(f"{e.get('name')} ({e.get('api')})" for e in node.get("engines") or []) or "no engines"
     kind = "This machine" if node.get("kind") == "local" else "LAN"
@@ -61,7 +60,7 @@ class NodeList(QTableWidget):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, node.get("name"))
                 if node.get("kind") == "rented" and c == 1:
-                    item.setForeground(QBrush(OFF_LAN_COLOUR))
+                    item.setForeground(QBrush(off_lan_colour(self.palette())))
                     item.setFont(bold)
                     item.setToolTip("Prompts served here leave your LAN")
                 self.setItem(r, c, item)

@@ -22,13 +22,14 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.ui import fmt
+from app import glossary
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
 from app.ui.wizard.window import WINDOW, KindChoice, flavor_row, window_preview
 
 SEARCH_DELAY_MS = 300
-GPU_COLUMNS = ["GPU", "GPU memory", "Price", "Free quota", "Where", "Available"]
+GPU_COLUMNS = ["GPU", "GPU memory", "Fits the model", "Price", "Free quota", "Where", "Available"]
 
 
 class ModelPage(QWizardPage):
@@ -75,25 +76,43 @@ class ModelPage(QWizardPage):
             models = await self.facade.hf_catalog(query)
             if query != (self.search.text().strip() or None):
                 return  # the user typed on; a newer search is coming
-            self.results.clear()
-            for model in models:
-                recipes = model.get("recipes") or []
-                label = model["repo_id"]
-                if model.get("task"):
-                    label += f"  ·  {model['task']}"
-                if recipes:
-                    label += f"  ·  {len(recipes)} tested setup{'s' if len(recipes) != 1 else ''}"
-                item = QListWidgetItem(label)
-                item.setData(Qt.ItemDataRole.UserRole, model["repo_id"])
-                self.results.addItem(item)
-            self.status.setText(f"{len(models)} model{'s' if len(models) != 1 else ''}"
-                                + (f" matching “{query}”" if query else " in the catalog"))
+            self.fill(models, query)
             self.loads += 1
 
         self.tasks.spawn(run(), name="catalog", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
 
+    def fill(self, models: list[dict[str, Any]], query: str | None) -> None:
+        """Chat and text models first, embedding models apart under their own heading, each with
+        its size and the GPU memory it needs."""
+        self.results.clear()
+        chat = [m for m in models if not is_embedding(m)]
+        embedding = [m for m in models if is_embedding(m)]
+        for heading, group in (("Chat and text generation", chat), ("Embeddings (for search, not chat)", embedding)):
+            if not group:
+                continue
+            header = QListWidgetItem(heading)
+            header.setFlags(Qt.ItemFlag.NoItemFlags)
+            font = header.font()
+            font.setBold(True)
+            header.setFont(font)
+            self.results.addItem(header)
+            for model in group:
+                recipes = model.get("recipes") or []
+                label = f"{model['repo_id']}  ·  {size_hint(model)}"
+                if recipes:
+                    label += f"  ·  {glossary.plural(len(recipes), 'tested setup')}"
+                item = QListWidgetItem(label)
+                item.setData(Qt.ItemDataRole.UserRole, model["repo_id"])
+                item.setToolTip(f"Task: {model.get('task') or 'not stated'}")
+                self.results.addItem(item)
+        where = f" matching “{query}”" if query else " in the catalog"
+        if not models:
+            self.status.setText(f"No models{where}. Try another search, or type a repository id below.")
+        else:
+            self.status.setText(glossary.plural(len(models), "model") + where)
+
     def _picked(self, item: QListWidgetItem | None) -> None:
-        if item is not None:
+        if item is not None and item.data(Qt.ItemDataRole.UserRole):
             self.repo.setText(str(item.data(Qt.ItemDataRole.UserRole)))
 
     def model(self) -> str:
@@ -138,9 +157,13 @@ class GpuPage(QWizardPage):
         self.status.setWordWrap(True)
         self.kind = KindChoice()
         layout.addWidget(self.kind)
+        self.suggestion = QLabel("")
+        self.suggestion.setObjectName("gpuSuggestion")
+        self.suggestion.setWordWrap(True)
         layout.addWidget(self.namespace_label)
         layout.addWidget(self.namespace)
         layout.addWidget(self.table)
+        layout.addWidget(self.suggestion)
         layout.addWidget(self.status)
         self.rows: list[dict[str, Any]] = []
         self.table.itemSelectionChanged.connect(self.completeChanged.emit)
@@ -174,18 +197,34 @@ class GpuPage(QWizardPage):
             rows.sort(key=lambda r: (r.get("unavailable_reason") is not None, r.get("pricePerHour") or 1e9))
             self.fill(rows)
             usable = sum(1 for r in rows if not r.get("unavailable_reason"))
-            self.status.setText(f"{usable} of {len(rows)} GPUs can be rented now.")
+            self.status.setText(f"{usable} of {glossary.plural(len(rows), 'GPU')} can be rented now.")
+            self.suggest()
             self.loads += 1
 
         self.tasks.spawn(run(), name="hardware", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
 
+    def need_gb(self) -> float | None:
+        wizard: Any = self.wizard()
+        model = wizard.choice.model if wizard is not None else None
+        return memory_needed_gb(model) if model else None
+
+    def suggest(self) -> None:
+        """Preselect the cheapest GPU that fits the model, and say why."""
+        index, why = cheapest_fit(self.rows, self.need_gb())
+        self.suggestion.setText(why)
+        if index is not None:
+            self.table.selectRow(index)
+
     def fill(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows
+        need = self.need_gb()
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             memory = row.get("gpuMemoryGb")
             free, most = row.get("quotaFree"), row.get("quotaMax")
-            cells = [gpu_label(row), f"{memory:g} GB" if memory is not None else "–", fmt.price(row.get("pricePerHour")),
+            fit = "–" if need is None or memory is None else ("yes" if fits(row, need) else "too small")
+            cells = [gpu_label(row), f"{memory:g} GB" if memory is not None else "–", fit,
+                     glossary.per_hour(row.get("pricePerHour")),
                      f"{free} of {most}" if free is not None else "–", f"{row.get('vendor')} {row.get('region')}",
                      row.get("unavailable_reason") or "yes"]
             for c, text in enumerate(cells):

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app import glossary
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
@@ -71,9 +72,9 @@ class SettingsPage(AsyncPage):
         self.idle.setSuffix(" min without requests")
         self.idle.setSpecialValueText("never")
         self.idle.setValue(15)
-        self.day = _money_spin(100_000, " per day")
+        self.day = _money_spin(100_000, "/day")
         self.day.setValue(10)
-        self.month = _money_spin(1_000_000, " per month")
+        self.month = _money_spin(1_000_000, "/month")
         self.month.setValue(100)
         self.wake = QCheckBox("Wake it when a request needs it (the request waits for the cold start)")
         self.wake.setChecked(True)
@@ -83,7 +84,7 @@ class SettingsPage(AsyncPage):
         self.hours.setRange(0.25, 24 * 31)
         self.hours.setDecimals(2)
         self.hours.setValue(2)
-        self.hours.setSuffix(" h")
+        self.hours.setSuffix(" h a day")
         self.preview = QLabel("")
         self.preview.setObjectName("costPreview")
         self.preview.setWordWrap(True)
@@ -97,6 +98,8 @@ class SettingsPage(AsyncPage):
         form.addRow(self.wake)
         form.addRow(self.pause_on_exit)
         form.addRow("Expected use", self.hours)
+        self.hours.setToolTip("Hours a day you expect it to run (initializing and running are billed); "
+                              "only for the preview below")
         form.addRow("Cost", self.preview)
         form.addRow(self.status)
         for box in (self.idle, self.day, self.month, self.hours):
@@ -170,7 +173,20 @@ class SettingsPage(AsyncPage):
         }
 
     def busy_text(self) -> str:
-        return "Checking the plan with Hugging Face…"
+        return "Checking the name, your quota and the price with Hugging Face (nothing is billed yet)…"
+
+    def show_error(self, title: str, message: str) -> None:
+        # In words a user can act on, with the way on: the settings stay as they are.
+        hint = ""
+        lowered = message.lower()
+        if "already exists" in lowered:
+            hint = "Change the name above and press Next again."
+            self.name.setFocus()
+            self.name.selectAll()
+        elif "quota" in lowered or "cannot be rented" in lowered or "offers no" in lowered:
+            hint = "Press Back to pick another GPU or region."
+        text = message if message.lower().startswith(title.lower()) else f"{title}: {message}"
+        self.status.setText(f"<b>Not created — nothing is billed.</b> {text} {hint}".strip())
 
     async def run_next(self) -> None:
         params = self.params()
@@ -207,17 +223,18 @@ class ConfirmPage(QWizardPage):
         budget = plan.get("budget") or {}
         caps = []
         if budget.get("usd_per_day") is not None:
-            caps.append(f"{fmt.money(budget['usd_per_day'])} per day ({fmt.hours(budget.get('hours_per_day') or 0)})")
+            caps.append(f"{glossary.cap(budget['usd_per_day'], 'day')} "
+                        f"(about {fmt.hours(budget.get('hours_per_day') or 0)} a day)")
         if budget.get("usd_per_month") is not None:
-            caps.append(f"{fmt.money(budget['usd_per_month'])} per month "
-                        f"({fmt.hours(budget.get('hours_per_month') or 0)})")
+            caps.append(f"{glossary.cap(budget['usd_per_month'], 'month')} "
+                        f"(about {fmt.hours(budget.get('hours_per_month') or 0)} a month)")
         idle = params.get("idle_pause_min")
         lines = [
             f"<b>{plan.get('name')}</b>: {plan.get('model')} on {plan.get('gpu')} "
             f"({plan.get('vendor')} {plan.get('region')}) in {plan.get('namespace')}.",
-            f"<b>{fmt.price(plan.get('price_per_hour'))}</b>, billed per minute while it initializes and runs, "
+            f"<b>{glossary.per_hour(plan.get('price_per_hour'))}</b>, billed per minute while it initializes and runs, "
             "from the moment you click Create.",
-            "Budget: " + (", ".join(caps) if caps else "no cap") + ".",
+            "Budget: " + (", ".join(caps) if caps else "no cap") + " — days and months are UTC.",
             f"Idle pause after {idle:g} min." if idle else "No idle pause: it bills until you pause it.",
             f"Hugging Face scales it to zero after {plan.get('scale_to_zero_timeout_min')} min without requests, "
             "as a backstop if this machine is off.",

@@ -1,7 +1,8 @@
-"""The cost preview: "2 h at $1.80/h = $3.60; your $10/day cap allows 5.5 h"."""
+"""The cost preview: "2 h a day at $1.80/h = $3.60/day; your $10.00/day cap allows 5.5 h a day"."""
 
 from __future__ import annotations
 
+from app import glossary
 from app.ui import fmt
 
 
@@ -10,18 +11,16 @@ def cost_preview(price_per_hour: float | None, hours: float, *, usd_per_day: flo
     if price_per_hour is None:
         return "Hugging Face gives no price for this GPU; its cost cannot be previewed."
     total = price_per_hour * hours
-    parts = [f"{hours:g} h at {fmt.price(price_per_hour)} = {fmt.money(total)}"]
+    parts = [f"{fmt.hours(hours)} a day at {glossary.per_hour(price_per_hour)} = {glossary.money(total)}/day"]
     if usd_per_day:
-        parts.append(f"your {_cap(usd_per_day)}/day cap allows {fmt.hours(usd_per_day / price_per_hour)}")
+        parts.append(f"your {glossary.cap(usd_per_day, 'day')} cap allows {fmt.hours(usd_per_day / price_per_hour)} "
+                     "a day")
     if usd_per_month:
-        parts.append(f"your {_cap(usd_per_month)}/month cap allows {fmt.hours(usd_per_month / price_per_hour)}")
+        parts.append(f"your {glossary.cap(usd_per_month, 'month')} cap allows "
+                     f"{fmt.hours(usd_per_month / price_per_hour)} a month")
     if not usd_per_day and not usd_per_month:
         parts.append("no budget cap: it bills until it is paused")
     text = "; ".join(parts)
     if idle_pause_min:
         text += f". Paused after {idle_pause_min:g} min without requests."
-    return text
-
-
-def _cap(usd: float) -> str:
-    return f"${usd:g}" if usd == int(usd) else fmt.money(usd)
+    return text + " Days and months are UTC."

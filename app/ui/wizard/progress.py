@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWizardPage
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWizardPage
 
 from app.services.errors import PairwiseError
 from app.ui import fmt
@@ -48,13 +48,25 @@ class ProgressPage(QWizardPage):
         self.detail.setObjectName("progressDetail")
         self.detail.setWordWrap(True)
         layout.addWidget(self.detail)
+        self.usage = QLabel("")
+        self.usage.setObjectName("progressUsage")
+        self.usage.setWordWrap(True)
+        self.usage.setTextInteractionFlags(self.usage.textInteractionFlags() | Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.usage)
+        self.change = QPushButton("Change settings and try again")
+        self.change.setObjectName("changeSettings")
+        self.change.setVisible(False)
+        self.change.clicked.connect(self.back_to_settings)
+        layout.addWidget(self.change)
         layout.addStretch(1)
+        self.retry_settings = False
         self.name: str | None = None
         self.state = "create"
         self.seen: list[str] = []
         self.failed = False
         self.windowed = False  # a batch window (a Hugging Face Job), not an endpoint
         self.steps = STEPS
+        self.created = False
         self.row: dict[str, Any] = {}
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
@@ -66,6 +78,10 @@ class ProgressPage(QWizardPage):
         self.name = params.get("name")
         self.windowed = bool(params.get("window"))
         self.steps = WINDOW_TEXTS if self.windowed else STEPS
+        self.failed, self.created, self.retry_settings = False, False, False
+        self.seen, self.row = [], {}
+        self.change.setVisible(False)
+        self.usage.setText("")
         self.show_state("create")
         self.tasks.spawn(self._create(params), name=f"create {self.name}")
 
@@ -75,8 +91,10 @@ class ProgressPage(QWizardPage):
             self.row = await create(params)
         except PairwiseError as exc:
             title, message = error_text(exc)
-            self.fail(f"{title}: {message}")
+            self.fail(message if message.lower().startswith(title.lower()) else f"{title}: {message}",
+                      recoverable=True)
             return
+        self.created = True
         self.poll()
         self._poll.start()
 
@@ -114,23 +132,47 @@ class ProgressPage(QWizardPage):
                     else "Pause it from the tray menu when you are done.")
             self.detail.setText(f"{self.name} is running at {fmt.price(price)}. Cost so far: {fmt.money(cost)}. "
                                 + done)
+            model = str((self.row.get("models") or [""])[0])
+            listen = self.facade.status().get("listen") or "127.0.0.1:11434"
+            self.usage.setText(f"<b>Use it from any app</b> on this machine: OpenAI base URL "
+                               f"<code>http://{listen}/v1</code>, Ollama URL <code>http://{listen}</code>, "
+                               f"model <code>{model}</code>. The node's page in the Pairwise window has a "
+                               "curl line and Python to copy.")
         elif hf_state not in ORDER:
             self.detail.setText(f"Hugging Face says: {hf_state}. {self.row.get('hf_message') or ''}")
         elif hf_state != "create":
             self.detail.setText(f"Hugging Face says: {hf_state}. {self.row.get('hf_message') or ''}")
         self.completeChanged.emit()
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, *, recoverable: bool = False) -> None:
+        """``recoverable``: nothing was created (so nothing bills); every choice is kept for another try."""
         self._poll.stop()
         self.failed = True
-        self.detail.setText(f"<b>Failed.</b> {message}")
+        nothing = " Nothing was created, so nothing is billed." if recoverable else ""
+        self.detail.setText(f"<b>Not started.</b> {message}{nothing}")
+        for label in self.labels:
+            label.setText(label.text().replace("▶", "✖"))
+        self.change.setVisible(recoverable)
         self.completeChanged.emit()
+
+    def back_to_settings(self) -> None:
+        """Back past the commit page: the settings page, with every choice as it was."""
+        self.retry_settings = True
+        self.wizard().next()
 
     def isComplete(self) -> bool:  # noqa: N802 - Qt's name
         return self.failed or self.state == "running"
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
+        if self.retry_settings:
+            from app.ui.wizard.wizard import Page
+
+            return int(Page.SETTINGS)
         return -1  # the last page of the rent path: Finish
+
+    def billing_started(self) -> bool:
+        """Created on Hugging Face and not failed: closing the wizard now leaves it starting and billing."""
+        return self.created and not self.failed
 
     def cleanupPage(self) -> None:  # noqa: N802 - Qt's name
         self._poll.stop()

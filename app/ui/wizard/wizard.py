@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtWidgets import QWidget, QWizard
+from PySide6.QtWidgets import QMessageBox, QWidget, QWizard
 
 from app.ui.aio import Tasks
+from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
+from app.ui.sizing import fit_to_screen
 from app.ui.wizard.account import IntroPage, SignInPage
 from app.ui.wizard.attach import AttachDonePage, AttachPage
 from app.ui.wizard.choose import GpuPage, ModelPage
@@ -60,7 +62,7 @@ class RentWizard(QWizard):
         self.setWindowIcon(app_icon())
         self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
-        self.resize(760, 560)
+        fit_to_screen(self, width_chars=92, height_lines=34)
         self.intro = IntroPage()
         self.sign_in = SignInPage(facade, tasks)
         self.model = ModelPage(facade, tasks)
@@ -76,7 +78,47 @@ class RentWizard(QWizard):
                               (Page.ATTACH_DONE, self.attach_done)):
             self.setPage(page_id, page)
         self.setStartId(Page.SIGN_IN if sign_in_only else Page.INTRO)
+        self._asking = False
+        self.cancel_choice: str | None = None  # what Cancel after billing started chose (tests read it)
 
     def done(self, result: int) -> None:
         self.progress.cleanupPage()  # stop polling; the endpoint itself keeps starting
         super().done(result)
+
+    def reject(self) -> None:
+        """Cancel (or the window's close) once billing has started asks what happens to the GPU."""
+        if self.currentId() == Page.PROGRESS and self.progress.billing_started() and self.progress.state != "running":
+            if not self._asking:
+                self._asking = True
+                self.tasks.spawn(self._ask_on_cancel(), name="cancel after billing started",
+                                 on_error=lambda t, m: self.progress.detail.setText(f"{t}: {m}"))
+            return
+        super().reject()
+
+    async def _ask_on_cancel(self) -> None:
+        name = self.progress.name or "the endpoint"
+        box = QMessageBox(QMessageBox.Icon.Warning, "Billing has started",
+                          f"{name} is starting on Hugging Face and billing has started.",
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setInformativeText("Keep it starting (it joins your cluster when it runs), pause it (billing stops; "
+                               "resume it later), or delete it (billing stops; it is gone).")
+        keep = box.addButton("Keep it running", QMessageBox.ButtonRole.AcceptRole)
+        pause = box.addButton("Pause it", QMessageBox.ButtonRole.ActionRole)
+        delete = box.addButton("Delete it", QMessageBox.ButtonRole.DestructiveRole)
+        back = box.addButton("Don't close", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)
+        try:
+            await ask(box)
+            clicked = box.clickedButton()
+            if clicked is back or clicked is None:
+                return
+            if clicked is pause:
+                self.progress.detail.setText(f"Pausing {name}…")
+                await self.facade.rented_pause(name)
+            elif clicked is delete:
+                self.progress.detail.setText(f"Deleting {name}…")
+                await self.facade.rented_delete(name)
+            self.cancel_choice = "keep" if clicked is keep else ("pause" if clicked is pause else "delete")
+            super().reject()
+        finally:
+            self._asking = False

@@ -1,0 +1,77 @@
+"""What a model needs and which GPU fits it, from what the catalog and the hardware list say.
+
+The catalog gives a repository id and a task, not a size, so the size is read from the name the
+way people write it ("SmolLM2-1.7B", "Llama-3.1-70B", "135M") and the GPU memory it needs is
+estimated for 16-bit weights plus a fifth for the KV cache and the engine. It is a hint, said as
+one ("about"), never a refusal: a quantised model needs less, a long context more.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+EMBEDDING_TASKS = frozenset({"feature-extraction", "sentence-similarity", "sentence-embeddings", "embeddings"})
+_EXPERTS = re.compile(r"(?<![a-z0-9.])(\d+)x(\d+(?:\.\d+)?)([bm])(?![a-z])", re.IGNORECASE)
+_SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", re.IGNORECASE)
+BYTES_PER_PARAM = 2.0  # 16-bit weights, as the tested engines serve them by default
+OVERHEAD = 1.2
+
+
+def is_embedding(model: dict[str, Any]) -> bool:
+    task = str(model.get("task") or "").lower()
+    return task in EMBEDDING_TASKS or "embed" in task
+
+
+def parameters_b(repo_id: str) -> float | None:
+    """Billions of parameters as the name says them, or None ("…-1.7B-…" → 1.7, "…-135M" → 0.135)."""
+    name = repo_id.rsplit("/", 1)[-1].replace("_", "-")
+    experts = _EXPERTS.search(name)
+    if experts:  # "8x7B": every expert's weights sit in GPU memory
+        count, number, unit = experts.groups()
+        return int(count) * float(number) / (1000.0 if unit.lower() == "m" else 1.0)
+    found = None
+    for number, unit in _SIZE.findall(name):
+        value = float(number) / (1000.0 if unit.lower() == "m" else 1.0)
+        found = value if found is None else max(found, value)
+    return found
+
+
+def memory_needed_gb(repo_id: str) -> float | None:
+    params = parameters_b(repo_id)
+    return None if params is None else round(params * BYTES_PER_PARAM * OVERHEAD, 1)
+
+
+def size_hint(model: dict[str, Any]) -> str:
+    repo = str(model.get("repo_id") or "")
+    params, need = parameters_b(repo), memory_needed_gb(repo)
+    if params is None or need is None:
+        return "size not stated"
+    size = f"{params * 1000:g}M" if params < 1 else f"{params:g}B"
+    return f"{size} parameters · needs about {max(need, 1):g} GB of GPU memory"
+
+
+def fits(row: dict[str, Any], need_gb: float | None) -> bool:
+    memory = row.get("gpuMemoryGb")
+    if need_gb is None or memory is None:
+        return True
+    return float(memory) * int(row.get("numAccelerators") or 1) >= need_gb
+
+
+def cheapest_fit(rows: list[dict[str, Any]], need_gb: float | None) -> tuple[int | None, str]:
+    """Index of the cheapest GPU that can be rented now and fits, and why it was picked."""
+    best: int | None = None
+    for i, row in enumerate(rows):
+        if row.get("unavailable_reason") or row.get("pricePerHour") is None or not fits(row, need_gb):
+            continue
+        if best is None or float(row["pricePerHour"]) < float(rows[best]["pricePerHour"]):
+            best = i
+    if best is None:
+        return None, ("No GPU that can be rented now has enough memory for this model."
+                      if need_gb else "No GPU can be rented now.")
+    row = rows[best]
+    total = float(row.get("gpuMemoryGb") or 0) * int(row.get("numAccelerators") or 1)
+    if need_gb is None:
+        return best, "Suggested: the cheapest GPU you can rent now (the model's size is not stated)."
+    return best, (f"Suggested: the cheapest GPU with enough memory — {total:g} GB for a model that needs about "
+                  f"{max(need_gb, 1):g} GB.")
