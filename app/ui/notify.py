@@ -107,9 +107,8 @@ class Notification:
     node: str | None = None
 
 
-def budget_message(reason: str) -> str:
+def budget_message(reason: str, period: str = "day") -> str:
     """What a budget pause says: the cap, when it resets (UTC), and the way on."""
-    period = "month" if "per month" in reason or "/month" in reason else "day"
     return (f"{reason[0].upper()}{reason[1:]}. It can be used again at {glossary.resets_text(period)}, when the "
             f"{period}'s budget starts over. Click to raise the budget (or tray menu → Raise budget…).")
 
@@ -134,10 +133,10 @@ class NotificationPolicy:
                 return Notification(kind, "A prompt left your LAN",
                                     f"{who} asked {model or 'a model'}; it was sent to {node} (Rented · off-LAN). "
                                     "Further prompts to it this session are summarised.", node=node)
-            case BudgetPaused(node=node, reason=reason, provider_pause=provider_pause):
+            case BudgetPaused(node=node, reason=reason, provider_pause=provider_pause, period=period):
                 then = ("It is paused on its provider so it stops billing" if provider_pause
                         else "It is no longer routed to")
-                return Notification(kind, f"{node} paused: over budget", f"{then}. {budget_message(reason)}",
+                return Notification(kind, f"{node} paused: over budget", f"{then}. {budget_message(reason, period)}",
                                     "warning", node)
             case IdlePaused(node=node, idle_minutes=minutes):
                 return Notification(kind, f"{node} paused while idle",

@@ -28,7 +28,7 @@ BUDGET = BudgetPaused(node="gpu", reason="budget reached: $10.00 of $10.00 per d
                       period="day", provider_pause=True)
 EVENTS: list[tuple[Event, str]] = [
     (OffLanPrompt(job_id="j", rented_node="gpu", model="m", requester="app"), "A prompt left your LAN"),
-    (BUDGET, "gpu paused: budget reached"),
+    (BUDGET, "gpu paused: over budget"),
     (IdlePaused(node="gpu", idle_minutes=15), "gpu paused while idle"),
     (Woke(node="gpu", hf_state="initializing"), "Waking gpu"),
     (RentedFailed(node="gpu", hf_state="failed", message="CUDA out of memory"), "gpu failed"),
@@ -63,10 +63,13 @@ def test_a_budget_pause_is_one_event_and_one_warning() -> None:
     policy = NotificationPolicy()
     note = policy.on_event(BUDGET)
     assert note is not None and note.level == "warning" and note.node == "gpu"
-    assert note.message == "budget reached: $10.00 of $10.00 per day; it is paused on its provider so it stops billing."
+    assert note.message == ("It is paused on its provider so it stops billing. Budget reached: $10.00 of $10.00 per "
+                            "day. It can be used again at 00:00 UTC, when the day's budget starts over. Click to "
+                            "raise the budget (or tray menu → Raise budget…).")
     unmanaged = policy.on_event(BudgetPaused(node="api", reason="budget reached", spent_usd=1, cap_usd=1,
                                              period="month", provider_pause=False))
-    assert unmanaged is not None and unmanaged.message.endswith("it is no longer routed to.")
+    assert unmanaged is not None and unmanaged.message.startswith("It is no longer routed to.")
+    assert "when the month's budget starts over" in unmanaged.message
 
 
 def test_idle_pause_says_how_long() -> None:
@@ -82,7 +85,7 @@ async def test_each_event_raises_its_notification(make_app: Any) -> None:
     assert app.sent.titles() == [title for _e, title in EVENTS] + ["Something to know"]
     failed = app.sent[4]
     assert failed.message == "CUDA out of memory" and failed.level == "error"
-    assert [n.title for n in app.notifier.attention] == ["gpu paused: budget reached", "gpu failed",
+    assert [n.title for n in app.notifier.attention] == ["gpu paused: over budget", "gpu failed",
                                                          "Pairing invite voided"]
     app.node.bus.publish(prompt("gpu"))
     app.node.bus.publish(prompt("gpu"))
@@ -118,10 +121,10 @@ async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
     # $0.50/h: the cap is under three billed minutes (0.2 s each), reached while it starts or soon after.
     await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
-    await until(lambda: "gpu paused: budget reached" in app.sent.titles(), what="the budget notice")
-    note = next(n for n in app.sent if "budget reached" in n.title)
+    await until(lambda: "gpu paused: over budget" in app.sent.titles(), what="the budget notice")
+    note = next(n for n in app.sent if "over budget" in n.title)
     assert "$0.02" in note.message and note.level == "warning"
-    assert [n.title for n in app.sent if "budget" in n.title] == ["gpu paused: budget reached"]  # one fact, one notice
+    assert [n.title for n in app.sent if "budget" in n.title] == ["gpu paused: over budget"]  # one fact, one notice
     await until(lambda: app.tray.state == "attention", what="attention")
 
 
