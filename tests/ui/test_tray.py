@@ -16,9 +16,9 @@ TAIL = ["-", "Add rented GPU…", "Open Pairwise…", "-", "Quit"]
 async def test_idle(make_app: Any) -> None:
     app = await make_app()
     assert app.tray.state == "idle"
-    assert open_menu(app) == ["Pairwise — desk · idle", "-", "Nodes", "desk — online · this machine · 0 models",
+    assert open_menu(app) == ["Pairwise — desk · idle", "-", "Nodes", "desk — Online · this machine · 0 models",
                               *TAIL]
-    assert app.tray.icon.toolTip() == "Pairwise — desk\nidle"
+    assert app.tray.icon.toolTip() == "Pairwise — desk · idle"
 
 
 async def test_serving_while_a_request_is_in_flight(make_app: Any, tiny_factory: Any) -> None:
@@ -26,7 +26,7 @@ async def test_serving_while_a_request_is_in_flight(make_app: Any, tiny_factory:
     tiny = tiny_factory("--api", "ollama", "--model", "slow:1b", "--tokens-per-s", "20", "--reply-tokens", "400")
     await app.facade.engine_add({"name": "tiny", "url": tiny.url, "api": "ollama"}, None)
     menu = open_menu(app)
-    assert "desk — online · this machine · 1 model" in menu
+    assert "desk — Online · this machine · 1 model" in menu
     url = f"http://{app.node.frontdoor_address}/api/chat"
     body = {"model": "slow:1b", "messages": [{"role": "user", "content": "hi"}]}
     async with httpx.AsyncClient(timeout=10) as client, client.stream("POST", url, json=body) as response:
@@ -44,15 +44,17 @@ async def test_billing_then_paused_from_the_menu(sim: SimulatedHF, make_app: Any
     await running_gpu(app, sim)
     await until(lambda: app.tray.state == "billing", what="billing")
     menu = open_menu(app)
-    assert menu[:5] == ["Pairwise — desk · idle", "-", "Nodes", "desk — online · this machine · 0 models", "-"]
+    assert menu[0].startswith("Pairwise — desk · 1 GPU billing · $0.50/h · ") and menu[0].endswith(" today")
+    assert menu[1:5] == ["-", "Nodes", "desk — Online · this machine · 0 models", "-"]
     assert menu[5] == "Rented · off-LAN (simulated)"
     title, children = menu[6]
-    assert title.startswith("gpu — running · $") and title.endswith(" this session")
+    assert title.startswith("gpu — Ready")
     assert children == ["$0.50/h · nvidia-t4 x1", "Pause", "Resume", "Details…"]
     assert find_action(app.tray.menu, "Pause").isEnabled()
     assert not find_action(app.tray.menu, "Resume").isEnabled()
     assert menu[7:] == TAIL
-    assert "gpu billing at $0.50/h" in app.tray.icon.toolTip()
+    assert app.tray.icon.toolTip().startswith("Pairwise — desk · 1 GPU billing · $0.50/h")
+    assert "gpu: Ready at $0.50/h" in app.tray.icon.toolTip()
 
     find_action(app.tray.menu, "Pause").trigger()
     await until(lambda: sim_state(sim, "gpu") == "paused", what="paused on HF")
@@ -60,7 +62,7 @@ async def test_billing_then_paused_from_the_menu(sim: SimulatedHF, make_app: Any
     await until(lambda: app.tray.state == "idle", what="no longer billing")
     menu = open_menu(app)
     title, children = menu[6]
-    assert title.startswith("gpu — paused · $")
+    assert title.startswith("gpu — Paused")
     assert not find_action(app.tray.menu, "Pause").isEnabled()
     assert find_action(app.tray.menu, "Resume").isEnabled()
 
@@ -76,13 +78,13 @@ async def test_attention_when_a_rented_node_fails(sim: SimulatedHF, make_app: An
                       {"state": "failed", "message": "CUDA out of memory"})
     await until(lambda: app.tray.state == "attention", what="attention")
     menu = open_menu(app)
-    assert "⚠ gpu is unhealthy: CUDA out of memory" in menu
+    assert "⚠ gpu failed: CUDA out of memory" in menu
     assert "⚠ gpu failed" in menu  # the notification, until the user looks
     assert menu[-5:] == TAIL
     title, children = next(m for m in menu if isinstance(m, tuple))
-    assert title.startswith("gpu — failed")
+    assert title.startswith("gpu — Failed")
     assert find_action(app.tray.menu, "Resume").isEnabled()
-    assert "gpu is unhealthy: CUDA out of memory" in app.tray.icon.toolTip()
+    assert "gpu failed: CUDA out of memory" in app.tray.icon.toolTip()
 
     find_action(app.tray.menu, "Open Pairwise…").trigger()
     assert app.window.isVisible()

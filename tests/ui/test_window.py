@@ -27,20 +27,24 @@ async def test_node_list_and_rented_detail(sim: SimulatedHF, make_app: Any) -> N
     await running_gpu(app, sim, usd_per_day=5, idle_pause_min=30)
     app.open_window()
     rows = table(app.window.node_list)
-    assert rows[0][:3] == ["desk", "This machine", "online"] and rows[0][3] == "no engines"
-    assert rows[1] == ["gpu", "Rented · off-LAN · simulated", "eligible (running)", "nvidia-t4 x1", REPO, "$0.50/h",
-                       "huggingface-endpoint", "desk"]
+    assert rows[0][:3] == ["desk", "This machine", "Online"] and rows[0][3] == "no engines"
+    assert rows[1] == ["gpu", "Rented · off-LAN · simulated", "Ready", "nvidia-t4 x1", REPO, "$0.50/h",
+                       "Hugging Face Inference Endpoint", "desk"]
     assert app.window.node_list.horizontalHeaderItem(1).text() == "Kind"
 
     app.window.show_node("gpu")
     detail = app.window.detail
     assert detail.title.text() == "gpu — Rented · off-LAN (simulated Hugging Face)"
-    assert detail.fact_text("Hugging Face says") == "running: Endpoint is ready"
+    assert detail.fact_text("State") == "Ready"
+    assert detail.fact_text("Hugging Face says") == "Endpoint is ready"
+    assert detail.fact_text("Used") == "Used only when no machine on your LAN has the model; only this machine uses it"
     assert detail.fact_text("Cost this session").startswith("$")
     assert detail.fact_text("Cost this month (UTC)").startswith("$")
-    assert detail.fact_text("Budget") == "$5.00/day, no cap/month"
+    assert detail.fact_text("Budget") == "$5.00/day, no cap; days and months are UTC"
     assert "enforced by this sponsor (desk) for endpoint" in (detail.fact_text("Cap") or "")
-    assert detail.fact_text("Idle pause") == "after 30 min"
+    assert detail.fact_text("Idle pause") == "after 30 min without requests"
+    snippet = detail.usage.toPlainText()
+    assert f"http://{app.node.frontdoor_address}/v1" in snippet and f'model="{REPO}"' in snippet
     assert detail.pause_button.isEnabled() and not detail.resume_button.isEnabled()
     assert detail.delete_button.text() == "Delete…"
 
@@ -95,9 +99,9 @@ async def test_jobs_flag_off_lan_work(sim: SimulatedHF, make_app: Any) -> None:
 
     rows = await until(history, what="the job with its cost")
     started, model, state, served, off_lan, origin, requester, duration, tokens, cost = rows[0]
-    assert (model, state, served, off_lan, origin) == (REPO, "completed", "gpu", "⚠ off-LAN · gpu", "desk")
+    assert (model, state, served, off_lan, origin) == (REPO, "completed", "gpu", "⚠ yes", "desk")
     assert requester and duration != "–" and "→" in tokens and "$" in cost
-    assert jobs.active_label.text() == "Active (0)"
+    assert jobs.active_label.text() == "Running now: nothing"
 
 
 async def test_settings_off_lan_and_account(sim: SimulatedHF, make_app: Any) -> None:

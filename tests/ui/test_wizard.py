@@ -64,13 +64,18 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
 
     model = wizard.model
     await until(lambda: model.loads >= 1, what="the catalog")
-    assert model.results.count() == 5
+    shown = [model.results.item(i).text() for i in range(model.results.count())]
+    assert shown[0] == "Chat and text generation" and "Embeddings (for search, not chat)" in shown
+    chat = shown[1:shown.index("Embeddings (for search, not chat)")]
+    assert chat and all("parameters" in line or "size not stated" in line for line in chat)
+    assert model.status.text() == "5 models in the catalog"
     model.search.setText("smollm2")
     await until(lambda: model.loads >= 2, what="the search")
-    found = [model.results.item(i).text() for i in range(model.results.count())]
+    found = [model.results.item(i).text() for i in range(model.results.count())][1:]  # after the heading
     assert len(found) == 2 and all("SmolLM2" in f for f in found)
+    assert any("135M parameters · needs about 1 GB of GPU memory" in f for f in found)
     assert not model.isComplete()
-    model.results.setCurrentRow(next(i for i, f in enumerate(found) if f.startswith(REPO + " ")))
+    model.results.setCurrentRow(1 + next(i for i, f in enumerate(found) if f.startswith(REPO + " ")))
     assert model.repo.text() == REPO and model.isComplete()
     wizard.next()
 
@@ -83,8 +88,12 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     assert "not available" in rows[("nvidia-l40s", "x1", "eu-west-1")]["unavailable_reason"]
     assert "deprecated" in rows[("nvidia-h100", "x1", "us-east-1")]["unavailable_reason"]
     first = [gpu.table.item(0, c).text() for c in range(gpu.table.columnCount())]
-    assert first == ["1× nvidia-t4 (x1)", "16 GB", "$0.50/h", "8 of 8", "aws us-east-1", "yes"]
+    assert first == ["1× nvidia-t4 (x1)", "16 GB", "yes", "$0.50/h", "8 of 8", "aws us-east-1", "yes"]
+    # The cheapest GPU that fits the model is preselected, and why is said.
+    assert gpu.selected() is not None and gpu.selected()["instanceType"] == "nvidia-t4"
+    assert gpu.suggestion.text().startswith("Suggested: the cheapest GPU with enough memory — 16 GB")
     assert not gpu.select("nvidia-h200", "x1")  # listed with its reason, not selectable
+    gpu.table.clearSelection()
     assert not gpu.isComplete()
     assert gpu.select("nvidia-l40s", "x1", region="us-east-1")
     wizard.next()
@@ -95,11 +104,12 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     settings.name.setText("smol")
     settings.idle.setValue(0)
     settings.month.setValue(0)
-    assert settings.preview.text() == "2 h at $1.80/h = $3.60; your $10/day cap allows 5.5 h"
+    assert settings.preview.text() == ("2 h a day at $1.80/h = $3.60/day; your $10.00/day cap allows 5.5 h a day. "
+                                       "Days and months are UTC.")
     settings.hours.setValue(3)
     settings.month.setValue(100)
-    assert settings.preview.text() == ("3 h at $1.80/h = $5.40; your $10/day cap allows 5.5 h; "
-                                       "your $100/month cap allows 55.5 h")
+    assert settings.preview.text() == ("3 h a day at $1.80/h = $5.40/day; your $10.00/day cap allows 5.5 h a day; "
+                                       "your $100.00/month cap allows 55.5 h a month. Days and months are UTC.")
     settings.idle.setValue(15)
     settings.share.setChecked(True)
     wizard.next()
@@ -109,7 +119,7 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     summary = confirm.summary.text()
     assert "smol" in summary and REPO in summary and "nvidia-l40s x1" in summary and "$1.80/h" in summary
     assert "from the moment you click Create" in summary and "never public" in summary
-    assert "$10.00 per day (5.5 h)" in summary and "Idle pause after 15 min" in summary
+    assert "$10.00/day (about 5.5 h a day)" in summary and "Idle pause after 15 min" in summary
     assert not confirm.isComplete()  # billing must be acknowledged
     assert sim.state.endpoints.all() == []  # nothing rented yet
     confirm.agree.setChecked(True)

@@ -23,4 +23,4 @@ def cost_preview(price_per_hour: float | None, hours: float, *, usd_per_day: flo
     text = "; ".join(parts)
     if idle_pause_min:
         text += f". Paused after {idle_pause_min:g} min without requests."
-    return text + " Days and months are UTC."
+    return text.rstrip(".") + ". Days and months are UTC."
