@@ -25,6 +25,7 @@ from app.ui.facade import NodeFacade
 from app.ui.notify import Notification, Notifier, Sink
 from app.ui.quitting import QuitDialog, StillBilling, quit_node
 from app.ui.tray import TrayController
+from app.ui.wake import WakeWatcher
 from app.ui.welcome import FRONTDOOR_CHECK_MS, WelcomeWindow
 from app.ui.window import MainWindow
 
@@ -76,6 +77,8 @@ class TrayApp(QObject):
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.show_node_requested.connect(self.window.show_node)
         self.tray.raise_budget_requested.connect(self.window.raise_budget)
+        self.wake = WakeWatcher(parent=self)
+        self.wake.woke.connect(self._woke)
         self.tray.icon.messageClicked.connect(self._message_clicked)
         self.window.add_rented_requested.connect(self.open_wizard)
         self.window.sign_in_requested.connect(lambda: self.open_wizard(sign_in_only=True))
@@ -95,6 +98,7 @@ class TrayApp(QObject):
             taken = exc
             await self.node.start(frontdoor=False)
         self.tray.start()
+        self.wake.start()
         self._tray_deadline = time.monotonic() + self.tray_wait_s
         self._tray_poll.start()
         # First start: a home that has not seen the welcome and has no engine yet (a home from before
@@ -156,6 +160,11 @@ class TrayApp(QObject):
         self.wizard.finished.connect(lambda _code: self.window.refresh_soon())
         self.wizard.show()
 
+    def _woke(self, slept_s: float) -> None:
+        log.info("woke after about %.0f s asleep: asking Hugging Face now", slept_s)
+        self.facade.recheck_rented()
+        self.tray.refresh_soon()
+
     def _message_clicked(self) -> None:
         """A click on a notification opens what it is about; on a budget pause, the budget itself."""
         note = self.notifier.sent[-1] if self.notifier.sent else None
@@ -196,6 +205,7 @@ class TrayApp(QObject):
         finally:
             await self.tasks.cancel_all()
             self.notifier.stop()
+            self.wake.stop()
             self._tray_poll.stop()
             self.tray.stop()
             self.quit_dialog.close()

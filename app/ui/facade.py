@@ -199,6 +199,12 @@ class NodeFacade:
     async def unpair(self, node_id: str) -> dict[str, Any]:
         return await self.api.cluster.unpair(node_id)
 
+    def recheck_rented(self) -> None:
+        """Ask Hugging Face about every rented GPU now (after the machine woke from sleep)."""
+        ops = self.node.hf_rented
+        if ops is not None:
+            ops.lifecycle.recheck_now()
+
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def watch_pause_on_exit(self, callback: Callable[[str], None]) -> Callable[[], None]:

@@ -125,6 +125,12 @@ class HfLifecycle:
         """Look again now (a node was attached, created or changed)."""
         self._kick.set()
 
+    def recheck_now(self) -> None:
+        """Poll every endpoint at once (the machine woke from sleep: what HF says may have changed)."""
+        for watch in self.watches.values():
+            watch.next_poll = 0.0
+        self._kick.set()
+
     async def _run(self) -> None:
         while True:
             # The controller must outlive any one surprise; a tick that fails may leave a pause owed.
@@ -268,6 +274,9 @@ class HfLifecycle:
         its compute, when it was read)."""
         node = self.manager.nodes.get(watch.name)
         watch.error = None
+        if node is not None and node.hf_unreachable is not None:
+            node.hf_unreachable = None
+            self.manager.changed(f"rented node {watch.name}: Hugging Face answers again")
         previous = watch.hf_state
         watch.hf_state = info.state
         if node is not None and priced is not None:
@@ -352,8 +361,12 @@ class HfLifecycle:
         watch.error = exc.message
         log.warning("rented node %s: %s", watch.name, exc.message)
         node = self.manager.nodes.get(watch.name)
-        if node is not None and node.hf_state is not None:
-            node.set_hf_state(node.hf_state, f"state may be stale: {exc.message}")
+        if node is not None:
+            if node.hf_unreachable is None:
+                self.manager.changed(f"rented node {watch.name}: Hugging Face cannot be reached")
+            node.hf_unreachable = exc.message
+            if node.hf_state is not None:
+                node.set_hf_state(node.hf_state, f"state may be stale: {exc.message}")
 
     # -- billing and idle --------------------------------------------------------------------------------------
 

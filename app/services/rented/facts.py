@@ -51,7 +51,7 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
         **shared_fact(node),
         "url": decl.url, "endpoint": decl.endpoint, "hf_state": node.hf_state, "hf_message": node.hf_message,
         "has_credential": node.has_token, "credential_error": node.credential_error,
-        "last_error": node.last_error, "allow_models": decl.allow_models,
+        "last_error": node.last_error, "allow_models": decl.allow_models, "hf_unreachable": node.hf_unreachable,
         "lifecycle": decl.lifecycle.model_dump(), "budget": decl.budget.model_dump(),
         "requesters": decl.requesters.model_dump(),
         "cost": {k: totals[k] for k in ("session_usd", "day_usd", "month_usd")},

@@ -91,6 +91,8 @@ class RentedUpstream(Upstream):
         self.budget_reason: str | None = None
         self.hf_price: float | None = None  # the provider's current price, as a lifecycle controller reads it
         self.price_reason: str | None = None  # why the price is unknown: ineligible until it is known
+        # Why the provider's management API cannot be reached now (the state shown may be stale), or None.
+        self.hf_unreachable: str | None = None
         self.public = False
         self.simulated = False
         self.last_error: str | None = None
