@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from app.services.api import FRONT_DOOR, NodeApi
 from app.services.errors import PairwiseError, PortTaken
+from app.services.events import BudgetPaused
 from app.services.platform.signals import install_stop_handlers
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
@@ -168,7 +169,7 @@ class TrayApp(QObject):
     def _message_clicked(self) -> None:
         """A click on a notification opens what it is about; on a budget pause, the budget itself."""
         note = self.notifier.sent[-1] if self.notifier.sent else None
-        if note is not None and note.node and note.kind in ("budget_paused", "budget_repaused"):
+        if note is not None and note.node and note.kind == BudgetPaused.kind:
             self.window.raise_budget(note.node)
         elif note is not None and note.node:
             self.window.show_node(note.node)
