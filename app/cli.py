@@ -19,21 +19,38 @@ from app.services.platform.signals import stop_event
 from app.services.text_safety import printable
 
 
-def add_node_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--listen", help="front door HOST:PORT (default 127.0.0.1:11434)")
-    parser.add_argument("--cluster-listen", help="cluster port HOST:PORT (default 0.0.0.0:14330)")
-    parser.add_argument("--name", help="node name (default: the host name)")
-    parser.add_argument("--no-mdns", action="store_true", help="do not announce or browse with mDNS")
+def add_node_options(parser: argparse.ArgumentParser, *, repeated: bool = False) -> None:
+    """``repeated``: a command's copy of options the top level also takes. Its defaults are
+    suppressed, so an option given before the command name is not reset by the command's parser."""
+    default: Any = argparse.SUPPRESS if repeated else None
+    parser.add_argument("--listen", default=default, help="front door HOST:PORT (default 127.0.0.1:11434)")
+    parser.add_argument("--cluster-listen", default=default, help="cluster port HOST:PORT (default 0.0.0.0:14330)")
+    parser.add_argument("--name", default=default, help="node name (default: the host name)")
+    parser.add_argument("--no-mdns", action="store_true", default=argparse.SUPPRESS if repeated else False,
+                        help="do not announce or browse with mDNS")
+
+
+HOME_HELP = "node home directory (also PAIRWISE_HOME)"
+
+
+def home_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Every command takes ``--home`` after its name too (``pairwise serve --home DIR``), as before it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in set(action.choices.values()):
+                if not any("--home" in a.option_strings for a in command._actions):
+                    command.add_argument("--home", default=argparse.SUPPRESS, help=HOME_HELP)
+                home_everywhere(command)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pairwise", description="Your machines as one LLM cluster.")
-    parser.add_argument("--home", help="node home directory (also PAIRWISE_HOME)")
+    parser.add_argument("--home", help=HOME_HELP)
     add_node_options(parser)
     sub = parser.add_subparsers(dest="command")
 
     serve = sub.add_parser("serve", help="run a node headless until SIGINT or SIGTERM")
-    add_node_options(serve)
+    add_node_options(serve, repeated=True)
     serve.add_argument("--lan-listen", metavar="HOST:PORT",
                        help="also open the LAN door there (HTTPS, keys required; remembered; 'off' closes it)")
 
@@ -70,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extensions():
         register(sub)
+    home_everywhere(parser)
     return parser
 
 

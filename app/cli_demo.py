@@ -45,6 +45,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--listen", default=None, help="front door HOST:PORT (default 127.0.0.1:11434)")
     parser.add_argument("--cluster-listen", default="127.0.0.1:0")
     parser.add_argument("--sim-port", type=int, default=0, help="port of the simulated Hugging Face (default: any)")
+    parser.add_argument("--headless", action="store_true",
+                        help="the node alone, without the tray app (the default where there is no display)")
     parser.set_defaults(handler=run_demo)
 
 
@@ -55,10 +57,29 @@ def demo_home(args: argparse.Namespace) -> Home:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from app.services.platform.desktop import has_display
+
+    if not args.headless and has_display():
+        return _demo_in_tray(args)
     return asyncio.run(_demo(args))
 
 
-async def _demo(args: argparse.Namespace) -> int:
+def _demo_in_tray(args: argparse.Namespace) -> int:
+    """The demo in the tray app: the wizard, the window and the notifications, all for free."""
+    import qasync
+
+    from app.ui.app import application
+    from app.ui.resources import app_icon
+
+    qt_app = application()
+    qt_app.setWindowIcon(app_icon())
+    loop = qasync.QEventLoop(qt_app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        return int(loop.run_until_complete(_demo(args, tray=True)))
+
+
+async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
     from app.services.bootstrap import build_node
     from app.settings import SettingsStore
     from app.simulator.runner import SimulatedHF
@@ -83,18 +104,39 @@ async def _demo(args: argparse.Namespace) -> int:
         settings.engines = [e for e in settings.engines if e.name != "demo-local"]
         store.save(settings)
         node = build_node(home, listen=args.listen, cluster_listen=args.cluster_listen, name="demo", mdns=False)
-        await node.start()
-        try:
-            await _run_started(node, sim, tiny, home)
-        finally:
-            await node.stop()
+        if tray:
+            await _run_in_tray(node, sim, tiny, home)
+        else:
+            await node.start()
+            try:
+                await _prepare(node, sim, tiny, home)
+                stop, _ = stop_event(asyncio.get_running_loop())
+                await stop.wait()
+                print("stopping the demo...", flush=True)
+            finally:
+                await node.stop()
     finally:
         await tiny.close()
         await sim.stop()
     return 0
 
 
-async def _run_started(node: Node, sim: Any, tiny: Any, home: Home) -> None:
+async def _run_in_tray(node: Node, sim: Any, tiny: Any, home: Home) -> None:
+    from app.ui.app import TrayApp
+
+    app = TrayApp(node)
+    app.install_signal_handlers()
+    await app.start()
+    try:
+        await _prepare(node, sim, tiny, home, tray=True)
+        app.open_window()  # a newcomer sees the window, with "Add rented GPU…" one click away
+        await app.closed()
+    finally:
+        if not app.is_closed():
+            await app.quit(interactive=False)
+
+
+async def _prepare(node: Node, sim: Any, tiny: Any, home: Home, *, tray: bool = False) -> None:
     if node.engines.upstreams.get("demo-local") is None:
         await node.engines.add({"name": "demo-local", "url": tiny.url, "api": "ollama"}, None)
     hf = node.hf
@@ -104,9 +146,9 @@ async def _run_started(node: Node, sim: Any, tiny: Any, home: Home) -> None:
         user = str(report.get("user", "?"))
     print(BANNER.format(listen=node.frontdoor_address, hf=sim.base_url, user=user, local_model="demo-local",
                         home=_quote(home.root)), flush=True)
-    stop, _ = stop_event(asyncio.get_running_loop())
-    await stop.wait()
-    print("stopping the demo...", flush=True)
+    if tray:
+        print("The tray app is open: Add rented GPU… rents a simulated GPU; Quit (or Ctrl-C) ends the demo.",
+              flush=True)
 
 
 def _quote(path: Path) -> str:

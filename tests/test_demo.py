@@ -21,7 +21,8 @@ def test_demo_starts_signs_in_and_stops(tmp_path: Path) -> None:
     require_secret_service()
     home = tmp_path / "demo-home"
     env = child_env()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "demo", "--listen", "127.0.0.1:0"],
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "demo", "--listen", "127.0.0.1:0",
+                             "--headless"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO_ROOT)
     try:
         runtime = wait_until(lambda: _runtime(home), timeout=60, what="demo node")
@@ -72,3 +73,27 @@ def _runtime(home: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if data.get("listen") else None
+
+
+def test_demo_opens_the_tray_app_where_there_is_a_display(tmp_path: Path) -> None:
+    """A newcomer tries the wizard for free: `pairwise demo` on a desktop is the tray app, signed in."""
+    require_secret_service()
+    home = tmp_path / "demo-home"
+    out_file = tmp_path / "demo.out"
+    env = child_env(QT_QPA_PLATFORM="offscreen")
+    with open(out_file, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "demo", "--home", str(home), "--listen", "127.0.0.1:0"],
+                                stdout=out, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO_ROOT)
+    try:
+        wait_until(lambda: "The tray app is open" in out_file.read_text(), timeout=90, what="the demo's tray app")
+        assert "SIMULATED Hugging Face" in out_file.read_text()
+        status = subprocess.run([sys.executable, "-m", "app", "hf", "status", "--json", "--home", str(home)],
+                                capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
+        assert status.returncode == 0 and json.loads(status.stdout)["simulated"] is True
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+        assert not (home / "runtime.json").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,6 +1,9 @@
 """Screenshots of the tray app under Xvfb, with a real tray (trayer) and the simulated Hugging Face.
 
-    .venv/bin/python tools/screenshots.py [--out docs/screenshots]
+    .venv/bin/python tools/screenshots.py [--out docs/screenshots] [--scale 2]
+
+``--scale 2`` renders at Qt scale factor 2 on a screen twice the size (QT_SCALE_FACTOR), into
+``docs/screenshots/scale2`` by default, to show the windows fit at any scale.
 
 Without a DISPLAY it starts Xvfb and trayer itself (Debian: xvfb trayer xdotool imagemagick
 libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0). Then it runs the tray app around an in-process node
@@ -28,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SCREEN = (1280, 860)
+SCALE = 1
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
@@ -85,7 +89,7 @@ async def capture_screen(path: Path, crop: tuple[int, int, int, int] | None = No
     """The root window (what a user sees), optionally cropped to (x, y, w, h)."""
     await command("import", "-window", "root", str(path))
     if crop:
-        x, y, w, h = crop
+        x, y, w, h = (v * SCALE for v in crop)  # Qt gives logical pixels; the screen has physical ones
         await command("convert", str(path), "-crop", f"{w}x{h}+{x}+{y}", "+repage", str(path))
 
 
@@ -209,7 +213,6 @@ async def run(out: Path) -> None:
         # The window: node list with the rented node's detail, then Jobs.
         app.open_window()
         app.window.move(20, 40)
-        app.window.resize(1240, 660)
         app.window.show_node("l40s")
         await settle(0.6)
         grab(app.window, out / "nodes.png")
@@ -239,12 +242,38 @@ async def run(out: Path) -> None:
         menu = app.tray.menu.geometry()
         sub = submenu_action.menu().geometry()  # type: ignore[union-attr]
         left = max(0, min(menu.left(), sub.left()) - 10)
-        right = min(SCREEN[0], max(menu.right(), sub.right(), rect.right()) + 10)
-        bottom = min(SCREEN[1], max(menu.bottom(), sub.bottom()) + 10)
+        right = min(SCREEN[0] // SCALE, max(menu.right(), sub.right(), rect.right()) + 10)
+        bottom = min(SCREEN[1] // SCALE, max(menu.bottom(), sub.bottom()) + 10)
         await capture_screen(out / "tray-menu.png", (left, 0, right - left, bottom))
         show(out / "tray-menu.png")
         app.tray.menu.hide()
         await settle()
+
+        # First run: the welcome window.
+        app.open_welcome()
+        if app.welcome is not None:
+            app.welcome.move(40, 40)
+            await settle(0.6)
+            grab(app.welcome, out / "welcome.png")
+            app.welcome.hide()
+
+        # Hugging Face cannot be reached: attention everywhere, and Quit that cannot pause asks.
+        await sim.control("POST", "/_sim/faults", {"target": "management", "kind": "500", "count": 100_000})
+        await until(lambda: app.tray.state == "attention", "attention while HF is unreachable")
+        app.open_window()
+        app.window.tabs.setCurrentIndex(0)
+        app.window.show_node("l40s")
+        await settle(0.6)
+        grab(app.window, out / "hf-unreachable.png")
+        app.window.hide()
+        app.request_quit()
+        await until(lambda: app.quit_dialog is not None and bool(app.quit_dialog.billing), "the quit dialog", 60)
+        app.quit_dialog.move(60, 60)
+        await settle(0.6)
+        grab(app.quit_dialog, out / "quit-still-billing.png")
+        await sim.control("DELETE", "/_sim/faults")
+        app.quit_dialog.keep_trying.click()
+        await until(lambda: app._done.is_set(), "the quit", 60)
     finally:
         if not app._done.is_set():
             await app.quit()  # pauses the rented GPU first
@@ -255,9 +284,16 @@ async def run(out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--scale", type=int, default=1, choices=(1, 2))
     args = parser.parse_args()
-    out: Path = args.out.resolve()
+    global SCREEN, SCALE
+    SCALE = args.scale
+    SCREEN = (SCREEN[0] * SCALE, SCREEN[1] * SCALE)
+    if SCALE != 1:
+        os.environ["QT_SCALE_FACTOR"] = str(SCALE)
+    default = ROOT / "docs" / "screenshots" / ("scale2" if SCALE == 2 else "")
+    out: Path = (args.out or default).resolve()
     out.mkdir(parents=True, exist_ok=True)
     for tool in ("Xvfb", "trayer", "xdotool", "import", "convert"):
         if not shutil.which(tool):

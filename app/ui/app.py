@@ -145,6 +145,13 @@ class TrayApp(QObject):
         await self._done.wait()
         return 0
 
+    async def closed(self) -> None:
+        """Until Quit has stopped the node."""
+        await self._done.wait()
+
+    def is_closed(self) -> bool:
+        return self._done.is_set()
+
     # -- actions ---------------------------------------------------------------------------------------------
 
     def open_window(self) -> None:
