@@ -138,11 +138,23 @@ class InferenceService:
         """One name per model (``m`` and ``m:latest`` are the same model), as its first owner names it."""
         return sorted(pairs[0][1].name for pairs in self.registry.inventory(local_only=caller.local_only).values())
 
+    def _record_unserved(self, api: Api, model: str, caller: Caller, state: str, error: str) -> None:
+        """A request answered with an error before any node was asked still shows in Jobs, with why.
+        Only on the node the caller asked: a relayed request is recorded by its origin."""
+        if caller.local_only:
+            return
+        job = self.tracker.open(model=model[:200], api=api, requester=caller.requester,
+                                origin_node=caller.origin_node, origin_node_id=caller.origin_node_id)
+        self.tracker.finish(job, state, error=error)
+
     async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller) -> InferenceResult:
         headers = self.base_headers()
         try:
             validate_request(api, operation, body)
         except InvalidRequest as exc:
+            model_field = body.get("model") if isinstance(body, dict) else None
+            self._record_unserved(api, model_field if isinstance(model_field, str) else "?", caller, "failed",
+                                  exc.message)
             return json_result(400, error_body(api, exc.message, status=400, param=exc.field), headers)
         requested: str = body["model"]
         model = canonical_model(requested.strip())
@@ -150,9 +162,11 @@ class InferenceService:
         if not plan.candidates:
             if plan.refused:
                 message = f"model '{requested}' cannot be served here: {plan.refusal_text()}"
+                self._record_unserved(api, requested, caller, "refused", message)
                 return json_result(403, error_body(api, message, status=403, kind="refused"), headers)
             available = ", ".join(self.available_models(caller)) or "none"
             message = f"model '{requested}' not found on any node; available models: {available}"
+            self._record_unserved(api, requested, caller, "failed", message)
             return json_result(404, error_body(api, message, status=404), headers)
 
         # Each candidate gets the body in its own API; a field that cannot cross to any of them is

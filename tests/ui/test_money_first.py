@@ -186,3 +186,23 @@ async def test_the_icon_is_handed_to_the_tray_host_only_when_it_changes(make_app
     app.tray.state = "billing"  # pretend it showed something else
     app.tray.refresh()
     assert len(calls) == 1
+
+
+async def test_failed_requests_are_listed_in_jobs_with_why(make_app: Any) -> None:
+    import httpx
+
+    app = await make_app()
+    base = f"http://{app.node.frontdoor_address}"
+    async with httpx.AsyncClient(timeout=30) as client:
+        unknown = await client.post(f"{base}/v1/chat/completions",
+                                    json={"model": "nope", "messages": [{"role": "user", "content": "hi"}]})
+        bad = await client.post(f"{base}/api/chat", json={"model": "nope", "messages": "notalist"})
+    assert unknown.status_code == 404 and bad.status_code == 400
+    app.open_window()
+    app.window.tabs.setCurrentIndex(1)
+    jobs = app.window.jobs
+    await until(lambda: (jobs.refresh(), jobs.history.rowCount() >= 2)[1], what="the failed requests in Jobs")
+    states = [row[2] for row in jobs.cells(jobs.history)]
+    assert any(s.startswith("failed: model 'nope' not found on any node") for s in states)
+    assert any(s.startswith("failed: ") and "messages" in s for s in states)
+    assert not app.node.jobs.list(active_only=True)  # none left queued
