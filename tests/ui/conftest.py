@@ -97,7 +97,7 @@ async def make_app(tmp_path: Path, qapp: QApplication) -> AsyncIterator[Callable
     yield make
     for app in started:
         if not app._done.is_set():
-            await app.quit()
+            await app.quit(interactive=False)  # a teardown cannot answer a dialog
         app.window.deleteLater()
         if app.wizard is not None:
             app.wizard.deleteLater()
