@@ -56,6 +56,7 @@ async def test_sign_in_errors_name_what_is_wrong(sim: SimulatedHF, make_app: Any
 
 
 async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
+    await sim.control("POST", "/_sim/settings", {"initializing_s": 2.0})  # long enough to be seen on a busy machine
     app = await make_app()
     wizard = await open_wizard(app)
     wizard.next()
