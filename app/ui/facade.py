@@ -199,6 +199,14 @@ class NodeFacade:
     async def unpair(self, node_id: str) -> dict[str, Any]:
         return await self.api.cluster.unpair(node_id)
 
+    def waive_pause_on_exit(self, names: list[str]) -> None:
+        """The user chose to quit while these still bill (after the tray tried to pause them and said so)."""
+        manager = self.node.rented
+        for name in names:
+            node = manager.nodes.get(name) if manager is not None else None
+            if node is not None:
+                node.exit_pause_waived = True
+
     def recheck_rented(self) -> None:
         """Ask Hugging Face about every rented GPU now (after the machine woke from sleep)."""
         ops = self.node.hf_rented

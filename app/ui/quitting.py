@@ -164,6 +164,7 @@ async def quit_node(facade: NodeFacade, dialog: QuitDialog, *, interactive: bool
             break
         if await dialog.choose() is Choice.QUIT_ANYWAY:
             dialog.working("Quitting; " + ", ".join(b.name for b in billing) + " may still be billing.")
+            facade.waive_pause_on_exit([b.name for b in billing])
             break
         targets = [b.name for b in billing]
         dialog.working(f"Pausing {', '.join(targets)} so {'they stop' if len(targets) > 1 else 'it stops'} "

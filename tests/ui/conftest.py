@@ -56,7 +56,7 @@ def sim_environment(sim: SimulatedHF) -> dict[str, str]:
         "PAIRWISE_HF_ROUTER_URL": sim.router_url, "PAIRWISE_BILLING_MINUTE_S": str(MINUTE_S),
         "PAIRWISE_HF_TIMEOUT_S": "3", "PAIRWISE_HF_BACKOFF_S": "0.05", "PAIRWISE_HF_MAX_BACKOFF_S": "0.5",
         "PAIRWISE_HF_POLL_STARTING_S": "0.03", "PAIRWISE_HF_POLL_STEADY_S": "0.1",
-        "PAIRWISE_HF_STOP_TIMEOUT_S": "5", "PAIRWISE_MDNS": "off",
+        "PAIRWISE_HF_STOP_TIMEOUT_S": "5", "PAIRWISE_HF_EXIT_GIVE_UP_S": "8", "PAIRWISE_MDNS": "off",
     }
 
 

@@ -116,11 +116,11 @@ async def test_a_taken_name_and_no_quota_are_caught_before_billing(sim: Simulate
     assert "nothing is billed" in settings.status.text() and "Change the name" in settings.status.text()
     settings.name.setText("fresh")
 
-    await sim.control("POST", "/_sim/quota", {"instanceType": "nvidia-t4", "maxAccelerators": 1})
+    await sim.control("POST", "/_sim/quota", {"instanceType": "nvidia-t4", "maxAccelerators": 0})
     wizard.next()
     await until(lambda: not settings.busy and "quota" in settings.status.text(), what="the quota refused")
     assert wizard.currentId() == Page.SETTINGS and "Back to pick another GPU" in settings.status.text()
-    assert len(sim.state.endpoints.all()) == 1  # nothing new was created
+    assert len(sim.state.endpoints.all()) == 1  # nothing new was created (only "taken")
 
     wizard.back()
     assert wizard.currentId() == Page.GPU

@@ -152,7 +152,9 @@ async def test_attach_an_existing_endpoint(sim: SimulatedHF, make_app: Any) -> N
                                     "region": "us-east-1"})
     await until(lambda: (app.facade.rented_row("first") or {}).get("hf_state") == "running", what="first running")
     url = app.facade.rented_row("first")["url"]
-    await app.facade.rented_detach("first")  # forget it; the endpoint itself keeps running
+    await app.facade.rented_detach("first")  # forget it (detach pauses a managed endpoint so it stops billing)
+    # Someone runs it again on Hugging Face; the wizard attaches it by URL.
+    await sim.control("POST", f"/_sim/endpoints/{sim.demo_namespace}/first/mutate", {"state": "running"})
 
     wizard = await open_wizard(app)
     wizard.intro.attach.setChecked(True)

@@ -84,6 +84,10 @@ class HfHooks:
         watch = lc.watch_of(node)
         if watch is None:
             return
+        if node.exit_pause_waived:
+            log.warning("rented node %s: not paused on exit, as the user chose (it may still be billing; the next "
+                        "start pauses it)", node.name)
+            return
         tuning = lc.tuning
         started, said = lc.clock(), False
         while True:

@@ -93,6 +93,9 @@ class RentedUpstream(Upstream):
         self.price_reason: str | None = None  # why the price is unknown: ineligible until it is known
         # Why the provider's management API cannot be reached now (the state shown may be stale), or None.
         self.hf_unreachable: str | None = None
+        # The user chose to quit although this node could not be paused (the tray asked): the sponsor's
+        # stop does not try again for minutes; the next start pauses it (reconcile) and charges the gap.
+        self.exit_pause_waived = False
         self.public = False
         self.simulated = False
         self.last_error: str | None = None
