@@ -200,18 +200,10 @@ class NodeFacade:
         return await self.api.cluster.unpair(node_id)
 
     def waive_pause_on_exit(self, names: list[str]) -> None:
-        """The user chose to quit while these still bill (after the tray tried to pause them and said so)."""
-        manager = self.node.rented
-        for name in names:
-            node = manager.nodes.get(name) if manager is not None else None
-            if node is not None:
-                node.exit_pause_waived = True
+        self.api.rented.waive_pause_on_exit(names)
 
     def recheck_rented(self) -> None:
-        """Ask Hugging Face about every rented GPU now (after the machine woke from sleep)."""
-        ops = self.node.hf_rented
-        if ops is not None:
-            ops.lifecycle.recheck_now()
+        self.api.rented.recheck()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 

@@ -68,6 +68,20 @@ class RentedApi:
                 if (r.get("lifecycle") or {}).get("managed") and (r.get("lifecycle") or {}).get("pause_on_sponsor_exit")
                 and r.get("hf_state") not in ("paused", "failed", None)]
 
+    def waive_pause_on_exit(self, names: builtins.list[str]) -> None:
+        """The user chose to stop while these still bill (the tray tried to pause them and said so): the
+        node's stop does not keep trying; the next start pauses them (reconcile) and charges the gap."""
+        manager = self.node.rented
+        for name in names:
+            node = manager.nodes.get(name) if manager is not None else None
+            if node is not None:
+                node.exit_pause_waived = True
+
+    def recheck(self) -> None:
+        """Ask the provider about every rented node now (the machine woke from sleep)."""
+        if self.node.hf_rented is not None:
+            self.node.hf_rented.lifecycle.recheck_now()
+
     # -- declarations ----------------------------------------------------------------------------------------
 
     async def attach(self, decl: dict[str, Any], token: str | None) -> dict[str, Any]:
