@@ -176,11 +176,13 @@ def cmd_nodes(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0
+    from app.services.api import glossary  # here: the service API is heavy for every other command
+
     rows = []
     for n in data:
-        state = n.get("state") or ("online" if n.get("online") else "offline")
+        state = glossary.node_state(n)  # the words the tray shows
         label = n.get("label") or n.get("kind")
-        extra = f"{n.get('gpu', '')} ${n.get('price_per_hour')}/h" if n.get("kind") == "rented" else ""
+        extra = f"{n.get('gpu', '')} {glossary.per_hour(n.get('price_per_hour'))}" if n.get("kind") == "rented" else ""
         if n.get("simulated"):
             extra += " (simulated)"
         rows.append([n["name"], label, state, ", ".join(n.get("models") or []), str(n.get("in_flight", 0)), extra])

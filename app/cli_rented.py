@@ -181,8 +181,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(rows)
         else:
-            print(table([[r["name"], r["provider"], r["state"], "yes" if r["shared"] else "no", r["policy"],
-                          ", ".join(r["models"]), f"${r['price_per_hour']}/h" if r.get("price_per_hour") else "",
+            from app.services.api import glossary  # here: heavy for every other command
+
+            print(table([[r["name"], r["provider"], glossary.rented_state(r), "yes" if r["shared"] else "no",
+                          r["policy"], ", ".join(r["models"]), glossary.per_hour(r.get("price_per_hour")),
                           r.get("reason") or ""] for r in rows],
                         ["NAME", "PROVIDER", "STATE", "SHARED", "POLICY", "MODELS", "PRICE", "REASON"]))
         return 0

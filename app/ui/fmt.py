@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from app import glossary
+from app.services.api import glossary
 
 
 def money(usd: float | None, *, precise: bool = False) -> str:

@@ -16,7 +16,7 @@ from typing import Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app import glossary
+from app.services.api import glossary
 from app.services.events import (
     BudgetPaused,
     CapEnforced,

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from app import glossary
+from app.services.api import glossary
 from app.ui.aio import error_text
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import glossary
+from app.services.api import glossary
 from app.ui import fmt
 
 QUIET_REASONS = ("routing policy is 'never'", "not shared")

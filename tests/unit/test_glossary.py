@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from app import glossary
+from app.services.api import glossary
 
 RUNNING = {"kind": "rented", "state": "eligible", "hf_state": "running", "price_per_hour": 1.8}
 

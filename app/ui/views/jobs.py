@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import glossary
+from app.services.api import glossary
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 from app.ui.palette import off_lan_colour

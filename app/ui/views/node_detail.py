@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import glossary
+from app.services.api import glossary
 from app.services.api.keys import parse_peer_values, peer_text, replacing, split_items, today_text
 from app.services.errors import PairwiseError
 from app.ui import fmt

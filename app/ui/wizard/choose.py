@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app import glossary
+from app.services.api import glossary
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint

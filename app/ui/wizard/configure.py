@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app import glossary
+from app.services.api import glossary
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app import glossary
+from app.services.api import glossary
 from app.ui import fmt
 
 
