@@ -39,7 +39,7 @@ def test_apply_list_set_detach_and_off_lan_deny(node_factory: Any, tls_tiny_fact
     out = node.cli("rented", "apply", str(declaration), "--token-stdin", stdin=TOKEN).stdout
     assert "rented node gpu (Rented · off-LAN): eligible; models: rented-model" in out
     listing = node.cli("rented", "list").stdout
-    assert "gpu" in listing and "overflow" in listing and "$2.5/h" in listing
+    assert "gpu" in listing and "overflow" in listing and "$2.50/h" in listing
     nodes = node.cli("nodes").stdout
     assert "Rented · off-LAN" in nodes and "1x A100 80 GB" in nodes
 
