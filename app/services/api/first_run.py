@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.services.firstrun.adopt import adopt, mark_welcomed, not_adopted, welcomed
-from app.services.firstrun.discover import FoundEngine, discover
+from app.services.firstrun.adopt import adopt, mark_welcomed, welcomed
+from app.services.firstrun.discover import FoundEngine
+from app.services.firstrun.offer import offers
 from app.services.firstrun.ports import frontdoor_free
 
 if TYPE_CHECKING:
@@ -19,9 +20,7 @@ class FirstRunApi:
 
     async def discover_engines(self, ports: list[int] | None = None) -> list[FoundEngine]:
         """One look at loopback for engines not adopted yet (this node's front door left out)."""
-        front = self.node.frontdoor_address
-        found = await discover(ports, skip_urls=[f"http://{front}"] if front else [])
-        return not_adopted(found, self.node.engines)
+        return await offers(self.node, ports)
 
     async def adopt_engines(self, found: list[FoundEngine]) -> list[dict[str, Any]]:
         return await adopt(self.node.engines, found)

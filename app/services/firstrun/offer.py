@@ -11,9 +11,9 @@ if TYPE_CHECKING:
     from app.services.node import Node
 
 
-async def offers(node: Node) -> list[FoundEngine]:
+async def offers(node: Node, ports: list[int] | None = None) -> list[FoundEngine]:
     """One look at loopback for engines this node has not adopted (its own front door left out)."""
-    found = await discover(skip_urls=[f"http://{node.frontdoor_address}"] if node.frontdoor_address else [])
+    found = await discover(ports, skip_urls=[f"http://{node.frontdoor_address}"] if node.frontdoor_address else [])
     return not_adopted(found, node.engines)
 
 
