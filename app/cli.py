@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--api", choices=["ollama", "openai"], required=True)
     add.add_argument("--token-stdin", action="store_true", help="read a bearer token from stdin into the OS keyring")
     add.add_argument("--first-byte-timeout-s", type=float)
+    add.add_argument("--idle-timeout-s", type=float,
+                     help="seconds a started stream may go without a chunk before it fails (default 20)")
     add.add_argument("--capacity", type=int)
     elist = esub.add_parser("list")
     elist.add_argument("--json", action="store_true")
@@ -240,6 +242,8 @@ def cmd_engines(args: argparse.Namespace) -> int:
         data: dict[str, Any] = {"name": args.name, "url": args.url, "api": args.api}
         if args.first_byte_timeout_s is not None:
             data["first_byte_timeout_s"] = args.first_byte_timeout_s
+        if args.idle_timeout_s is not None:
+            data["idle_timeout_s"] = args.idle_timeout_s
         if args.capacity is not None:
             data["capacity"] = args.capacity
         token = read_token_stdin() if args.token_stdin else None

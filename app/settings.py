@@ -35,6 +35,7 @@ class EngineDecl(_Model):
     url: str
     api: ApiKind
     first_byte_timeout_s: float = Field(default=120.0, gt=0)
+    idle_timeout_s: float = Field(default=20.0, gt=0)  # between chunks, once a stream has started
     capacity: int = Field(default=4, ge=1)
     has_credential: bool = False
 

@@ -20,9 +20,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from bench import litellm_proxy, phases
+from app.harness import REPO, NodeProc, TinyProc, pair
+from app.services.eventloop import loop_name
+from bench import litellm_proxy, nginx_proxy, phases, targets
 from bench.load import Target
-from bench.procs import REPO, Node, Tiny, cluster_wiring_landed, pair, rss_mb
+from bench.readings import rss_mb
 from bench.report import headline, table
 
 MODEL = "tiny:latest"
@@ -37,15 +39,15 @@ def machine() -> dict[str, Any]:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
     return {
         "uname": " ".join(platform.uname()), "nproc": os.cpu_count(), "python": platform.python_version(),
-        "loadavg_at_start": os.getloadavg(), "git_head": head.stdout.strip(),
+        "loadavg_at_start": os.getloadavg(), "git_head": head.stdout.strip(), "node_loop": loop_name(),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 
 
-def start_node(stack: ExitStack, home: Path, name: str) -> Node:
-    node = Node(home, name)
+def start_node(stack: ExitStack, home: Path, name: str, tree: Path = REPO) -> NodeProc:
+    node = NodeProc(home, name, tree=tree)
     stack.callback(node.stop)
-    return node.start()
+    return node.start(wait_answer=True)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
         log("starting the tiny model server")
-        tiny = Tiny("--api", "openai", "--model", MODEL, "--reply-tokens", "1000000")
+        tiny = TinyProc("--api", "openai", "--model", MODEL, "--reply-tokens", "1000000")
         stack.callback(tiny.stop)
 
         # Start-up: a first start makes the identity; the figure that counts is a restart with an engine.
@@ -88,15 +90,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             lite = litellm_proxy.LiteLLM(work / "litellm", tiny.url, MODEL).launch()
             stack.callback(lite.stop)
 
-        node_b: Node | None = None
-        landed = cluster_wiring_landed()
+        node_b: NodeProc | None = None
         if args.no_two_hops:
             raw["notes"].append("two hops skipped (--no-two-hops)")
-        elif landed is None:
-            raw["notes"].append("two hops missing: the cluster wiring (app/services/cluster/attach.py, "
-                                "`pairwise pair invite/join`) has not landed on main")
         else:
-            log(f"pairing node B with node A (cluster wiring: {landed})")
+            log("pairing node B with node A")
             node_b = start_node(stack, work / "node-b", "bench-b")
             began = time.perf_counter()
             pair(node_a, node_b, MODEL)
@@ -111,22 +109,29 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"LiteLLM {raw['litellm_proc']['version']} answered after {lite.startup_s:.1f} s")
 
         paths: dict[str, phases.Path] = {"direct": phases.Path(Target("direct", tiny.url))}
+        if args.no_nginx:
+            raw["notes"].append("nginx skipped (--no-nginx)")
+        elif nginx_proxy.binary() is None:
+            raw["notes"].append("nginx skipped: not installed (bench/run installs the distribution's package "
+                                "where it can: apt-get install nginx-light)")
+        else:
+            ngx = nginx_proxy.Nginx(work / "nginx", tiny.url)
+            stack.callback(ngx.stop)
+            ngx.start()
+            raw["nginx_proc"] = {"version": nginx_proxy.version()}
+            paths["nginx"] = phases.Path(Target("nginx", ngx.url), [ngx.pid], tree=True)
         paths["pairwise"] = phases.Path(Target("pairwise", node_a.url), [node_a.pid])
         if node_b is not None:
             paths["pairwise_2hop"] = phases.Path(Target("pairwise_2hop", node_b.url), [node_b.pid, node_a.pid])
         if args.candidate is not None:
             # The same node from another checkout (a patch under test), measured interleaved with this one.
             log(f"starting a candidate node from {args.candidate}")
-            cand = Node(work / "node-c", "bench-c", tree=args.candidate)
-            stack.callback(cand.stop)
-            cand.start()
+            cand = start_node(stack, work / "node-c", "bench-c", tree=args.candidate)
             cand.add_engine("tiny", tiny.url)
             paths["candidate"] = phases.Path(Target("candidate", cand.url), [cand.pid])
             raw["candidate"] = {"tree": str(args.candidate), "startup_s": round(cand.startup_s, 3)}
             if node_b is not None:  # the candidate gets its own peer, so both clusters look alike
-                cand_b = Node(work / "node-cb", "bench-cb", tree=args.candidate)
-                stack.callback(cand_b.stop)
-                cand_b.start()
+                cand_b = start_node(stack, work / "node-cb", "bench-cb", tree=args.candidate)
                 pair(cand, cand_b, MODEL)
                 paths["candidate_2hop"] = phases.Path(Target("candidate_2hop", cand_b.url), [cand_b.pid, cand.pid])
         if lite is not None:
@@ -157,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a short run (under a minute)")
     parser.add_argument("--smoke", action="store_true", help="every phase once, tiny (for the smoke test)")
     parser.add_argument("--no-litellm", action="store_true", help="leave LiteLLM out")
+    parser.add_argument("--no-nginx", action="store_true", help="leave nginx out")
     parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
     parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},
                         help="comma-separated subset of latency,throughput,concurrency (default: all)")
@@ -167,10 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     raw = run(args)
     raw["duration_s"] = round(time.perf_counter() - began, 1)
+    raw["targets"] = targets.evaluate(raw)
+    if args.candidate is not None:
+        raw["targets_candidate"] = targets.evaluate(raw, prefix="candidate")
     result = {**headline(raw), **raw}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(table(raw))
+    print()
+    print(targets.summary(raw["targets"]))
     for note in raw["notes"]:
         print(f"note: {note}")
     m = raw["machine"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.procs import REPO, _stop, child_env, free_port, wait_until
+from app.harness import REPO, child_env, free_port, stop_process, wait_until
 
 BENCH_VENV = REPO / "bench" / ".venv-bench"
 LITELLM_BIN = BENCH_VENV / "bin" / "litellm"
@@ -87,4 +87,4 @@ class LiteLLM:
         return self.proc.pid
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)

@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.harness import TinyProc
 from bench.load import Sample, Target, chat_body, closed_loop, interleaved_latency, stream_once
-from bench.procs import Tiny, cpu_seconds
+from bench.readings import cpu_seconds
 from bench.stats import latency_summary, ms, percentile
 
 
@@ -66,7 +67,7 @@ def latency(paths: dict[str, Path], model: str, settings: Settings) -> dict[str,
     return out
 
 
-def throughput(paths: dict[str, Path], tiny: Tiny, model: str, settings: Settings, *, paced: bool) -> dict[str, Any]:
+def throughput(paths: dict[str, Path], tiny: TinyProc, model: str, settings: Settings, *, paced: bool) -> dict[str, Any]:
     """One long stream at a time per path; chunks per second and router CPU per chunk."""
     tiny.config(tokens_per_s=settings.paced_tokens_per_s if paced else 0.0)
     chunks = settings.paced_chunks if paced else settings.unpaced_chunks
@@ -103,7 +104,7 @@ def throughput(paths: dict[str, Path], tiny: Tiny, model: str, settings: Setting
     return result
 
 
-def concurrency(paths: dict[str, Path], tiny: Tiny, model: str, settings: Settings) -> dict[str, Any]:
+def concurrency(paths: dict[str, Path], tiny: TinyProc, model: str, settings: Settings) -> dict[str, Any]:
     """Closed loop at each level: that many streams open at once, each paced like a busy engine."""
     tiny.config(tokens_per_s=settings.level_tokens_per_s)
     body = chat_body(model, stream=True, max_tokens=settings.level_tokens)

@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.harness import REPO, NodeProc, TinyProc, pair
 from bench.litellm_proxy import BENCH_VENV
 from bench.load import Target, chat_body, closed_loop, make_session, request
-from bench.procs import REPO, Node, Tiny, pair
 
 MODEL = "tiny:latest"
 
@@ -80,15 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     out = REPO / "bench" / "results" / f"profile-{args.scenario}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="pairwise-profile-"))
-    tiny = Tiny("--api", "openai", "--model", MODEL, "--reply-tokens", "1000000")
-    node = Node(work / "node", "profiled", tree=args.tree)
-    peer = Node(work / "peer", "peer", tree=args.tree)
+    tiny = TinyProc("--api", "openai", "--model", MODEL, "--reply-tokens", "1000000")
+    node = NodeProc(work / "node", "profiled", tree=args.tree)
+    peer = NodeProc(work / "peer", "peer", tree=args.tree)
     args.via_peer = args.via_peer or args.profile_peer
     try:
-        node.start()
+        node.start(wait_answer=True)
         node.add_engine("tiny", tiny.url)
         if args.paired or args.via_peer:
-            peer.start()
+            peer.start(wait_answer=True)
             pair(node, peer, MODEL)
         entry = peer if args.via_peer else node
         profiled = peer if args.profile_peer else node

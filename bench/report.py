@@ -6,8 +6,8 @@ from typing import Any
 
 from bench.stats import added
 
-PATHS = ("direct", "pairwise", "pairwise_2hop", "litellm")
-HEADERS = ("", "direct", "Pairwise 1 hop", "Pairwise 2 hops", "LiteLLM", "PW÷direct", "PW÷LiteLLM")
+PATHS = ("direct", "nginx", "pairwise", "pairwise_2hop", "litellm")
+HEADERS = ("", "direct", "nginx", "Pairwise 1 hop", "Pairwise 2 hops", "LiteLLM", "PW÷direct", "PW÷nginx", "PW÷LiteLLM")
 
 
 def _get(data: dict[str, Any], *keys: str) -> Any:
@@ -75,6 +75,7 @@ def table(raw: dict[str, Any]) -> str:
         pw = values.get("pairwise")
         rows.append([label, *(_fmt(values.get(p), digits) for p in PATHS),
                      _ratio(pw, values.get("direct")) if ratios else "–",
+                     _ratio(pw, values.get("nginx")) if ratios else "–",
                      _ratio(pw, values.get("litellm")) if ratios else "–",
                      *(_fmt(values.get(p), digits) for p in paths[len(PATHS):])])
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.environment import reread_environment
-from tests.support.procs import NodeProc, TinyProc
+from app.harness import NodeProc, TinyProc
 
 os.environ.setdefault("PAIRWISE_MDNS", "off")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.procs import REPO as REPO_ROOT
-from tests.support.procs import child_env, wait_until
+from app.harness import REPO as REPO_ROOT
+from app.harness import child_env, wait_until
 from tests.support.secret_service import require_secret_service
 
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"

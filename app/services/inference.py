@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
 from app.services.errors import PairwiseError, RequesterLimitError, UpstreamError
@@ -84,7 +82,11 @@ class StreamSession:
             self.state, self.error = "failed", exc.message
             yield self._error_chunk(exc.message, mid_line)
             return
-        except (httpx.HTTPError, ValueError) as exc:
+        except UpstreamError as exc:  # broken, or silent for longer than the upstream's idle timeout
+            self.state, self.error = "failed", f"upstream stream broke: {exc.message}"
+            yield self._error_chunk(f"the upstream stream broke before it finished: {exc.message}", mid_line)
+            return
+        except ValueError as exc:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
             yield self._error_chunk("the upstream stream broke before it finished", mid_line)
             return
@@ -281,8 +283,8 @@ class InferenceService:
             return InferenceResult(200, translator.content_type, headers, stream=session)
         try:
             raw = opened.first_chunk + b"".join([c async for c in opened.rest])
-        except httpx.HTTPError as exc:
-            self.tracker.finish(job, "failed", error=f"upstream broke mid-answer: {type(exc).__name__}")
+        except UpstreamError as exc:
+            self.tracker.finish(job, "failed", error=f"upstream broke mid-answer: {exc.message}")
             return json_result(502, error_body(api, "the upstream broke mid-answer", status=502), headers)
         finally:
             await opened.aclose()

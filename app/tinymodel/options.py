@@ -6,10 +6,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 ApiKind = Literal["openai", "ollama", "both"]
-FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments"]
+FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall"]
 
 API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
-FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments")
+FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall")
 
 
 @dataclass
@@ -21,7 +21,7 @@ class TinyModelOptions:
     # Pacing of streamed chunks; 0 streams as fast as the socket takes them.
     tokens_per_s: float = 0.0
     fail_mode: FailMode = None
-    cut_after_chunks: int = 3
+    cut_after_chunks: int = 3  # "cut" drops the connection there; "stall" goes silent, keeping it open
     # "long_line": after the first streamed chunk, one line this long (a misbehaving upstream);
     # "bad_tool_arguments": tool calls whose arguments are not JSON (OpenAI API).
     long_line_bytes: int = 50 * 1024 * 1024

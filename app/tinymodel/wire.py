@@ -71,7 +71,7 @@ def abort_connection(request: web.Request) -> None:
 
 
 class Emitter:
-    """Streams a body chunk by chunk, applying token pacing and the "cut" fault.
+    """Streams a body chunk by chunk, applying token pacing and the "cut" and "stall" faults.
 
     `send` returns False once the stream must stop (cut injected or client gone);
     the handler then returns the response object, which aiohttp finishes quietly.
@@ -94,6 +94,10 @@ class Emitter:
         opts = self.state.opts
         if opts.fail_mode == "cut" and self.sent >= opts.cut_after_chunks:
             abort_connection(self.request)
+            self.alive = False
+            return False
+        if opts.fail_mode == "stall" and self.sent >= opts.cut_after_chunks:
+            await self.state.closing.wait()  # silent with the connection open, like a wedged engine
             self.alive = False
             return False
         if self.sent and opts.tokens_per_s > 0:

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from tests.support.procs import NodeProc, wait_until
+from app.harness import NodeProc, wait_until
 
 # Fast polls so a peer is seen online (or offline) within a second; mDNS is off (child_env).
 FAST = {"PAIRWISE_PEER_POLL_S": "0.3"}

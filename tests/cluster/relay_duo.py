@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.harness import NodeProc, TinyProc
 from tests.cluster.multinode import FAST, pair, wait_models
-from tests.support.procs import NodeProc, TinyProc
 
 
 @dataclass

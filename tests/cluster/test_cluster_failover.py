@@ -15,8 +15,8 @@ import httpx
 import openai
 import pytest
 
+from app.harness import NodeProc, TinyProc, wait_until
 from tests.cluster.multinode import FAST, job, jobs, pair, row, wait_models, wait_online
-from tests.support.procs import NodeProc, TinyProc, wait_until
 
 CHAT = {"model": "shared", "messages": [{"role": "user", "content": "hi"}]}
 

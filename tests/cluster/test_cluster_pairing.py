@@ -7,8 +7,8 @@ import json
 import subprocess
 import sys
 
+from app.harness import REPO, NodeProc, wait_until
 from tests.cluster.multinode import FAST, api, free_port, pair, pinned, wait_online
-from tests.support.procs import REPO, NodeProc, wait_until
 
 
 def refused(node: NodeProc, address: str, pin: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from app.harness import NodeProc, TinyProc, wait_until
 from tests.cluster.multinode import FAST, api, job, pair, row, wait_models, wait_online
-from tests.support.procs import NodeProc, TinyProc, wait_until
 
 
 def address_of(node: NodeProc, other: NodeProc) -> str | None:

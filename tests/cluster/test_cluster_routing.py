@@ -10,8 +10,8 @@ import ollama
 import openai
 import pytest
 
+from app.harness import NodeProc, TinyProc, wait_until
 from tests.cluster.multinode import FAST, job, jobs, pair, row, wait_models
-from tests.support.procs import NodeProc, TinyProc, wait_until
 
 
 @dataclass

@@ -6,9 +6,9 @@ import socket
 import ssl
 from pathlib import Path
 
+from app.harness import NodeProc
 from app.services.cluster.identity import NodeIdentity, peer_hostname
 from tests.cluster.multinode import FAST, pair
-from tests.support.procs import NodeProc
 
 
 def identity_of(node: NodeProc) -> NodeIdentity:

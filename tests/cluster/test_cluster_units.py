@@ -19,7 +19,7 @@ from app.services.cluster.facts import LoadBook, clean_details, is_shareable, lo
 from app.services.cluster.pairing_protocol import PinAlreadyUsed, PinExpired, PinVoid, WrongPin
 from app.services.cluster.pairing_service import PairingService, pairing_port_for
 from app.services.cluster.peer_client import PeerClient
-from app.services.cluster.peer_upstream import FIRST_BYTE_MARGIN_S, PeerUpstream
+from app.services.cluster.peer_upstream import FIRST_BYTE_MARGIN_S, IDLE_MARGIN_S, PeerUpstream
 from app.services.cluster.peers import Peer, PeerManager, normalize_address
 from app.services.cluster.replication import Replication
 from app.services.cluster.trust import PeerPin
@@ -42,10 +42,11 @@ def test_peer_load_counts_our_requests_live_and_the_rest_as_reported() -> None:
     up = stub_upstream()
     changed = up.update({"models": [{"name": "m1", "details": {"size": 1}}, {"bad": 1}, "junk"],
                          "load": {"in_flight": 3, "capacity": 8, "by_origin": {ME: 2, OTHER: 1},
-                                  "first_byte_timeout_s": 60}})
+                                  "first_byte_timeout_s": 60, "idle_timeout_s": 7}})
     assert changed and [m.name for m in up.models()] == ["m1"] and up.models()[0].details == {"size": 1}
     assert (up.remote_total, up.remote_in_flight, up.capacity) == (3, 1, 8)
     assert up.first_byte_timeout_s == 60 + FIRST_BYTE_MARGIN_S
+    assert up.idle_timeout_s == 7 + IDLE_MARGIN_S  # a stall there is the peer's to report first
     up.in_flight = 2  # ours, counted by the request way itself
     assert up.load() == pytest.approx(3 / 8) and up.free_slots() == 5
     assert up.api_for("ollama") == "ollama" and up.api_for("openai") == "openai"
@@ -91,9 +92,9 @@ def test_facts_share_only_allowlisted_details_and_shared_upstreams() -> None:
     book.leave(PEER)
     book.enter(OTHER)
     book.leave(OTHER)
-    up: Any = SimpleNamespace(in_flight=1, capacity=4, first_byte_timeout_s=30.0)
+    up: Any = SimpleNamespace(in_flight=1, capacity=4, first_byte_timeout_s=30.0, idle_timeout_s=8.0)
     assert load_doc([up], book) == {"in_flight": 1, "capacity": 4, "by_origin": {PEER: 1},
-                                    "first_byte_timeout_s": 30.0}
+                                    "first_byte_timeout_s": 30.0, "idle_timeout_s": 8.0}
 
 
 # -- replication -------------------------------------------------------------------------------------

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from app.harness import REPO, NodeProc, stop_process, wait_until
 from app.services.cluster.pairing import PairingHost, join
 from app.services.cluster.pairing_protocol import PairingBusy, PinVoid, WrongPin
 from tests.cluster.conftest import Node
-from tests.support.procs import REPO, NodeProc, stop_process, wait_until
 
 HostFactory = Callable[..., PairingHost]
 

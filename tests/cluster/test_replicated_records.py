@@ -10,13 +10,13 @@ import json
 import time
 from typing import Any
 
+from app.harness import NodeProc
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.peer_client import PeerClient
 from app.services.cluster.relay import scrubbed_error_body
 from app.services.cluster.trust import PeerPin
 from app.services.text_safety import printable, scrub_for_peer
 from tests.cluster.multinode import FAST, jobs, pair
-from tests.support.procs import NodeProc
 
 
 def record(beta: NodeProc, **fields: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from aiohttp import web
 
+from app.services.backends.stream_client import StreamClient
 from app.services.cluster.tls import (
     PEER_PIN_KEY,
     TlsContexts,
@@ -20,6 +21,7 @@ from app.services.cluster.tls import (
     server_context,
 )
 from app.services.cluster.trust import PeerPin
+from app.services.errors import UpstreamError
 from tests.cluster.conftest import Node
 
 
@@ -52,7 +54,7 @@ async def serve(make_node: Callable[[str], Node]) -> AsyncIterator[Callable[[Nod
             return web.json_response({"you": pin.node_id})
 
         app = web.Application(middlewares=[pin_check_middleware(contexts)])
-        app.router.add_get("/whoami", whoami)
+        app.router.add_route("*", "/whoami", whoami)  # GET for httpx's calls, POST for the relay's stream client
         runner = web.AppRunner(app)
         await runner.setup()
         runners.append(runner)
@@ -172,3 +174,32 @@ async def test_client_trusts_only_the_peer_it_calls(make_node: Callable[[str], N
     async with client_for(b, c) as client:
         with pytest.raises(httpx.ConnectError, match="certificate verify failed"):
             await client.get(server.url, extensions=sni(a))
+
+
+async def test_relay_stream_client_checks_the_pin_and_the_uuid(make_node: Callable[[str], Node], serve) -> None:  # type: ignore[no-untyped-def]
+    """The relay's data-plane client (aiohttp) keeps the same trust as the httpx one."""
+    a, b, c = make_node("a"), make_node("b"), make_node("c")
+    a.trust.add(pin_of(b))
+    server = await serve(a)
+    right = StreamClient(client_context(b.identity, pin_of(a)))
+    wrong_pin = StreamClient(client_context(b.identity, pin_of(c)))
+    try:
+        async def relay(client: StreamClient, hostname: str | None) -> bytes:
+            opened = await client.open(server.url, json_body={}, headers={}, first_byte_timeout_s=10,
+                                       label="node a", server_hostname=hostname)
+            await opened.aclose()
+            return opened.first_chunk
+
+        assert b.identity.node_id in (await relay(right, peer_hostname(a.identity.node_id))).decode()
+        assert server.callers == [b.identity.node_id]
+        # The pinned certificate is right, but it is not issued for c's UUID; nor for the bare IP address.
+        for hostname in (peer_hostname(c.identity.node_id), None):
+            with pytest.raises(UpstreamError, match="could not be reached.*(match|mismatch)"):
+                await relay(right, hostname)
+        # b believes it is calling c: a's certificate is not c's pin.
+        with pytest.raises(UpstreamError, match="could not be reached.*certificate verify failed"):
+            await relay(wrong_pin, peer_hostname(a.identity.node_id))
+        assert server.callers == [b.identity.node_id]
+    finally:
+        await right.aclose()
+        await wrong_pin.aclose()

@@ -14,8 +14,8 @@ from pathlib import Path
 import ollama
 import openai
 
+from app.harness import REPO, NodeProc, TinyProc, child_env
 from app.services.firstrun.discover import discover
-from tests.support.procs import REPO, NodeProc, TinyProc, child_env
 
 
 def closed_port() -> int:

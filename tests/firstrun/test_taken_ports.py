@@ -15,7 +15,7 @@ from pathlib import Path
 import ollama
 import pytest
 
-from tests.support.procs import REPO, NodeProc, TinyProc, child_env
+from app.harness import REPO, NodeProc, TinyProc, child_env
 
 
 def free_pair() -> int:

@@ -20,9 +20,9 @@ import httpx
 import openai
 import pytest
 
+from app.harness import NodeProc, TinyProc, wait_until
 from app.services.listener_budget import cluster_budget
 from app.services.platform.openfiles import raise_open_file_limit
-from tests.support.procs import NodeProc, TinyProc, wait_until
 
 FLOOD = 1100
 CHAT_BOUND_S = 5.0  # generous on a loaded machine; an unavailable front door never answers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.support.procs import NodeProc
+from app.harness import NodeProc
 
 
 def test_bad_query_parameters_are_refused_by_name(node_factory: type[NodeProc]) -> None:

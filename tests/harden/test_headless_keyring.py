@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.support.procs import NodeProc, TinyProc
+from app.harness import NodeProc, TinyProc
 
 NO_STORE = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from app.harness import NodeProc
 from app.home import Home
-from tests.support.procs import NodeProc
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from app.environment import Environment
+from app.harness import NodeProc, TinyProc
 from app.settings import SettingsStore
-from tests.support.procs import NodeProc, TinyProc
 
 
 def test_overrides_apply_to_the_running_node_only(tmp_path: Path) -> None:

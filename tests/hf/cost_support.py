@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.harness import wait_until
 from app.simulator import SimulatorThread
 from tests.hf.support import ledger_row, sim_state
-from tests.support.procs import wait_until
 
 L4_PRICE = 0.8  # aws us-east-1 nvidia-l4 x1, per hour, unless a test changes it
 A100_PRICE = 2.5  # aws us-east-1 nvidia-a100 x1

@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 
 from app.control_client import ControlClient
+from app.harness import NodeProc, wait_until
 from app.home import Home
 from app.simulator import SimulatorThread
 from app.simulator.ca import client_ssl_context
-from tests.support.procs import NodeProc, wait_until
 
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
 L4 = ("--gpu", "nvidia-l4", "--vendor", "aws", "--region", "us-east-1")  # $0.80 per hour

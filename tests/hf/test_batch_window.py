@@ -12,11 +12,11 @@ from typing import Any
 
 import openai
 
+from app.harness import NodeProc, wait_until
 from app.simulator import SimulatorThread
 from tests.cluster.multinode import pair
 from tests.hf.conftest import sim_env, start_sponsor
 from tests.hf.support import wait_show
-from tests.support.procs import NodeProc, wait_until
 
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 JOB_SIM = {"refuse_public_ports": True, "job_loading_s": 0.3}

@@ -11,11 +11,11 @@ import subprocess
 import sys
 from typing import Any
 
+from app.harness import REPO, wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
 from tests.hf.support import hf_http, show, wait_show
 from tests.hf.test_batch_window import JOB_SIM, MODEL, job_ledger, sim_job, streamed, window_create
-from tests.support.procs import REPO, wait_until
 
 MINUTE_S = 0.5
 PRICE = 0.81  # l4x1 $0.80/h + the port's $0.01/h

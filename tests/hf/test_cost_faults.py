@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from app.harness import wait_until
 from app.services.events import from_json
 from app.simulator import SimulatorThread
 from app.ui.notify import NotificationPolicy
@@ -23,7 +24,6 @@ from tests.hf.cost_support import (
     wait_hf_state,
 )
 from tests.hf.support import L4, MESSAGES, REPO, Events, create, hf_endpoint, show, wait_show
-from tests.support.procs import wait_until
 
 MINUTE_S = 1.0
 # Tests that stop and start the sponsor: a node process takes seconds to start on a loaded machine, and

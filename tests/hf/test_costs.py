@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import openai
 
+from app.harness import wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
 from tests.hf.support import L4, MESSAGES, REPO, Events, create, hf_state, ledger_row, show, wait_show
-from tests.support.procs import wait_until
 
 PRICE = 0.8  # aws us-east-1 nvidia-l4 x1, per hour
 

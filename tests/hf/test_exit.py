@@ -5,10 +5,10 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from app.harness import wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
 from tests.hf.support import L4, create, hf_state, show, wait_show
-from tests.support.procs import wait_until
 
 MINUTE_S = 0.2
 

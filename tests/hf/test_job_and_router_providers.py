@@ -7,10 +7,10 @@ from typing import Any
 
 import openai
 
+from app.harness import wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
 from tests.hf.support import hf_http
-from tests.support.procs import wait_until
 
 JOB_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 ROUTER_MODEL = "openai/gpt-oss-20b"

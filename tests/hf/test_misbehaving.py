@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.harness import wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
 from tests.hf.support import L4, create, hf_endpoint, hf_state, show, sim_state, wait_show
-from tests.support.procs import wait_until
 
 MINUTE_S = 0.2
 FAST_POLLS = {"PAIRWISE_HF_POLL_STEADY_S": "0.1", "PAIRWISE_HF_TIMEOUT_S": "0.5"}

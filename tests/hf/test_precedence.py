@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 
+from app.harness import wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
 from tests.hf.support import L4, MESSAGES, REPO, control, create, wait_show
-from tests.support.procs import wait_until
 
 MINUTE_S = 0.2
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.procs import NodeProc, TinyProc
+from app.harness import NodeProc, TinyProc
 
 
 @dataclass

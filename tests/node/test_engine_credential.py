@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from tests.support.procs import NodeProc, TinyProc
+from app.harness import NodeProc, TinyProc
 from tests.support.secret_service import require_secret_service
 
 TOKEN = "engine-secret-7f3a9c2e"

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from tests.support.procs import NodeProc, TinyProc, wait_until
+from app.harness import NodeProc, TinyProc, wait_until
 
 
 def closed_port_url() -> str:

@@ -9,8 +9,8 @@ import sys
 
 import openai
 
+from app.harness import REPO, NodeProc, TinyProc, wait_until
 from tests.node.conftest import TwoEngines
-from tests.support.procs import REPO, NodeProc, TinyProc, wait_until
 
 
 def ask(node: NodeProc, model: str = "oa-model") -> None:

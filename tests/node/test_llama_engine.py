@@ -16,7 +16,7 @@ import ollama
 import openai
 import pytest
 
-from tests.support.procs import NodeProc, wait_until
+from app.harness import NodeProc, wait_until
 
 
 def smollm2_gguf() -> Path:

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.harness import NodeProc, TinyProc, wait_until
 from tests.cluster.multinode import job
-from tests.support.procs import NodeProc, TinyProc, wait_until
 
 
 @dataclass

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from aiohttp import web
 
+from app.harness import REPO, child_env, read_json_line, stop_process
 from app.simulator.ca import client_ssl_context, generate_tls, server_ssl_context
 from app.tinymodel import TinyModelOptions
 from app.tinymodel.wire import STATE_KEY, TinyState
 from tests.rented.tls_tiny import WARM, build
-from tests.support.procs import REPO, child_env, read_json_line, stop_process
 
 TOKEN = "rented-test-token-0123456789abcdef"  # long enough to grep for; not shaped like an HF token
 

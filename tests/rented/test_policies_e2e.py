@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 
 from app.control_client import ControlClient
+from app.harness import NodeProc, wait_until
 from app.home import Home
 from tests.rented.conftest import TOKEN
-from tests.support.procs import NodeProc, wait_until
 
 MODEL = "shared-model"
 

@@ -19,9 +19,9 @@ import httpx
 import openai
 
 from app.control_client import ControlClient
+from app.harness import wait_until
 from app.home import Home
 from tests.rented.conftest import TOKEN
-from tests.support.procs import wait_until
 
 
 def attach_args(tiny: Any, name: str = "gpu", *extra: str) -> list[str]:

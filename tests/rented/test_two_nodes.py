@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import openai
 
+from app.harness import NodeProc, wait_until
 from tests.rented.conftest import TOKEN
 from tests.rented.test_sponsor_e2e import Events, files_containing
-from tests.support.procs import NodeProc, wait_until
 
 FAST = {"PAIRWISE_PEER_POLL_S": "0.3"}
 

@@ -16,9 +16,9 @@ import ollama
 import openai
 import pytest
 
+from app.harness import NodeProc
 from tests.rented.conftest import TOKEN
 from tests.rented.test_sponsor_e2e import attach_args, files_containing
-from tests.support.procs import NodeProc
 
 HELLO = [{"role": "user", "content": "hello"}]
 

@@ -12,10 +12,10 @@ from typing import Any
 import openai
 import pytest
 
+from app.harness import NodeProc, wait_until
 from tests.rented.conftest import TOKEN
 from tests.rented.test_sponsor_e2e import Events
 from tests.rented.test_two_nodes import FAST, pair, rented_row
-from tests.support.procs import NodeProc, wait_until
 
 HELLO = [{"role": "user", "content": "hello"}]
 

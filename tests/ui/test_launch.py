@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from app.harness import REPO, child_env, wait_until
 from app.simulator import SimSettings, SimulatorThread
-from tests.support.procs import REPO, child_env, wait_until
 from tests.ui.conftest import MINUTE_S, SIM
 from tests.ui.conftest import REPO as MODEL
 

@@ -9,11 +9,11 @@ from typing import Any
 import openai
 from PySide6.QtWidgets import QMessageBox
 
+from app.harness import REPO as REPO_DIR
+from app.harness import child_env
 from app.simulator import SimulatedHF
 from app.ui import dialogs
 from app.ui.views.nodes import row_cells
-from tests.support.procs import REPO as REPO_DIR
-from tests.support.procs import child_env
 from tests.ui.conftest import REPO, until
 from tests.ui.helpers import running_gpu, sim_state
 

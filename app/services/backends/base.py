@@ -24,6 +24,8 @@ from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
 
 UpstreamKind = Literal["engine", "peer", "rented"]
+# Between two chunks of a started stream; well under a minute, so a stalled upstream fails in seconds.
+DEFAULT_IDLE_TIMEOUT_S = 20.0
 
 
 @dataclass
@@ -118,7 +120,8 @@ class Upstream(ABC):
     node_name: str
     node_id: str
     capacity: int = 4
-    first_byte_timeout_s: float = 120.0
+    first_byte_timeout_s: float = 120.0  # until the first chunk (a cold start may take that long)
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     in_flight: int = 0
     # Reached only through another node (a peer's rented node): a relayed request never considers it.
     remote: bool = False

@@ -9,9 +9,10 @@ from typing import Any
 import httpx
 
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
-from app.services.backends.http_open import error_text, open_stream
+from app.services.backends.http_open import error_text
+from app.services.backends.stream_client import StreamClient
 from app.services.errors import UpstreamError
-from app.services.outbound import make_shards
+from app.services.outbound import make_client, outbound_ssl_context
 from app.services.translate.shapes import PATHS, Api
 from app.settings import EngineDecl
 
@@ -31,9 +32,11 @@ class EngineUpstream(Upstream):
         self.node_name, self.node_id = node_name, node_id
         self.capacity = decl.capacity
         self.first_byte_timeout_s = decl.first_byte_timeout_s
+        self.idle_timeout_s = decl.idle_timeout_s
         self.in_flight = 0
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
-        self._clients = make_shards(extra_ca=extra_ca, read_timeout_s=max(decl.first_byte_timeout_s, 300.0))
+        self._client = make_client(extra_ca=extra_ca, read_timeout_s=10.0)  # model lists
+        self._streams = StreamClient(outbound_ssl_context(extra_ca))  # inference (the data plane)
         self._models: list[ModelEntry] = []
         self.models_fetched_at = 0.0
         self.last_error: str | None = None
@@ -54,7 +57,7 @@ class EngineUpstream(Upstream):
     async def refresh_models(self) -> None:
         path = "/api/tags" if self.decl.api == "ollama" else "/v1/models"
         try:
-            response = await self._clients.main.get(self.decl.url + path, headers=self._headers, timeout=10.0)
+            response = await self._client.get(self.decl.url + path, headers=self._headers, timeout=10.0)
             if response.status_code != 200:
                 raise UpstreamError(f"engine {self.name} answered {response.status_code}: {error_text(response.content)}")
             data = response.json()
@@ -90,9 +93,9 @@ class EngineUpstream(Upstream):
 
     async def open(self, request: UpstreamRequest) -> Opened:
         url = self.decl.url + PATHS[self.decl.api][request.operation]
-        opened = await open_stream(
-            self._clients.pick(), "POST", url, json_body=request.body, headers=self._headers,
-            first_byte_timeout_s=self.first_byte_timeout_s, label=f"engine {self.name}",
+        opened = await self._streams.open(
+            url, json_body=request.body, headers=self._headers, first_byte_timeout_s=self.first_byte_timeout_s,
+            idle_timeout_s=self.idle_timeout_s, label=f"engine {self.name}",
         )
         opened.serving_node, opened.serving_node_id, opened.engine = self.node_name, self.node_id, self.name
         return opened
@@ -100,13 +103,15 @@ class EngineUpstream(Upstream):
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name, "url": self.decl.url, "api": self.decl.api, "capacity": self.capacity,
-            "first_byte_timeout_s": self.first_byte_timeout_s, "in_flight": self.in_flight,
+            "first_byte_timeout_s": self.first_byte_timeout_s, "idle_timeout_s": self.idle_timeout_s,
+            "in_flight": self.in_flight,
             "models": [m.name for m in self._models], "error": self.last_error,
             "has_credential": self.decl.has_credential,
         }
 
     async def aclose(self) -> None:
-        await self._clients.aclose()
+        await self._client.aclose()
+        await self._streams.aclose()
 
 
 def parse_model_list(api: Api, data: Any) -> list[ModelEntry]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from app.services.backends.base import Upstream
+from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Upstream
 from app.services.guard import collect
 from app.services.platform.hardware import os_description
 
@@ -69,11 +69,13 @@ class LoadBook:
 
 def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
     timeouts = [u.first_byte_timeout_s for u in upstreams]
+    idle = [u.idle_timeout_s for u in upstreams]
     return {
         "in_flight": sum(u.in_flight for u in upstreams),
         "capacity": sum(max(u.capacity, 1) for u in upstreams),
         "by_origin": dict(book.by_origin),
         "first_byte_timeout_s": max(timeouts) if timeouts else DEFAULT_FIRST_BYTE_S,
+        "idle_timeout_s": max(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
     }
 
 

@@ -1,11 +1,12 @@
 """HTTPS to one paired peer's cluster port.
 
-One client per peer, because its TLS context trusts exactly that peer's
-pinned certificate (``client_context``) and presents ours; the hostname
-checked is ``<uuid>.node.pairwise``, passed per request as ``sni_hostname``
-since the URL names an IP address. Verification stays on; this is the one
-outbound client not built by ``outbound.make_client``, whose trust is the
-system store plus extra CAs, not a pin.
+One pair of clients per peer, because their TLS context trusts exactly that
+peer's pinned certificate (``client_context``) and presents ours; the hostname
+checked is ``<uuid>.node.pairwise``, passed per request (``sni_hostname`` for
+httpx, ``server_hostname`` for aiohttp) since the URL names an IP address.
+Verification stays on. Small JSON calls (facts, replication) go through httpx;
+the relayed inference stream goes through the data plane's aiohttp client
+(``backends.stream_client``), with the same context.
 
 Every request says who we are beyond the certificate: our current display
 name and our cluster port, so a peer can find us again after our address
@@ -20,12 +21,12 @@ from typing import Any
 import httpx
 
 from app.services.backends.base import Opened
-from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
+from app.services.backends.http_open import FAILOVER_STATUSES
+from app.services.backends.stream_client import StreamClient
 from app.services.cluster.identity import NodeIdentity, peer_hostname
 from app.services.cluster.tls import client_context
 from app.services.cluster.trust import PeerPin
 from app.services.errors import PairwiseError, UpstreamError
-from app.services.outbound import ClientShards, limits_per_shard
 
 API_PREFIX = "/cluster/v1"
 # A peer that refuses (403: it no longer pins us, or policy) may leave another owner able to serve.
@@ -47,12 +48,13 @@ class PeerClient:
         self.hostname = peer_hostname(pin.node_id)
         self._self_headers = self_headers  # shared and kept current by the cluster
         context = client_context(identity, pin)
-        self._clients = ClientShards(lambda: httpx.AsyncClient(
+        self._client = httpx.AsyncClient(
             verify=context,
             timeout=httpx.Timeout(connect=5.0, read=None, write=30.0, pool=30.0),
-            limits=limits_per_shard(),
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
             trust_env=False,
-        ))
+        )
+        self._streams = StreamClient(context, connect_timeout_s=5.0)
 
     @property
     def label(self) -> str:
@@ -72,7 +74,7 @@ class PeerClient:
         """A small JSON call; any failure is a ``PeerError`` naming the peer and the reason."""
         url = url_for(self._address(address), path)
         try:
-            response = await self._clients.main.request(
+            response = await self._client.request(
                 method, url, json=body, headers=self._self_headers, timeout=timeout_s,
                 extensions=self._extensions())
         except httpx.HTTPError as exc:
@@ -85,17 +87,19 @@ class PeerClient:
         except json.JSONDecodeError as exc:
             raise PeerError(f"{self.label} answered {path} with invalid JSON") from exc
 
-    async def open_relay(self, body: dict[str, Any], headers: dict[str, str], first_byte_timeout_s: float) -> Opened:
+    async def open_relay(self, body: dict[str, Any], headers: dict[str, str], first_byte_timeout_s: float,
+                         idle_timeout_s: float) -> Opened:
         """POST a request to the peer's relay; the first chunk is read before returning."""
         try:
             url = url_for(self._address(None), "/relay")
         except PeerError as exc:
             raise UpstreamError(exc.message) from exc
-        return await open_stream(
-            self._clients.pick(), "POST", url, json_body=body, headers={**self._self_headers, **headers},
-            first_byte_timeout_s=first_byte_timeout_s, label=self.label,
-            retry_statuses=RELAY_RETRY_STATUSES, extensions=self._extensions(),
+        return await self._streams.open(
+            url, json_body=body, headers={**self._self_headers, **headers},
+            first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
+            retry_statuses=RELAY_RETRY_STATUSES, server_hostname=self.hostname,
         )
 
     async def aclose(self) -> None:
-        await self._clients.aclose()
+        await self._client.aclose()
+        await self._streams.aclose()

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.cluster.facts import DEFAULT_FIRST_BYTE_S
 from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
@@ -24,6 +24,8 @@ from app.services.translate.shapes import Api
 
 # The peer may itself wait for a cold engine; give its answer a little longer than its own wait.
 FIRST_BYTE_MARGIN_S = 15.0
+# A stalled engine there is the peer's to report (its error chunk reaches our caller); we cut only after it.
+IDLE_MARGIN_S = 5.0
 
 
 class PeerUpstream(Upstream):
@@ -37,6 +39,7 @@ class PeerUpstream(Upstream):
         self.node_id, self.node_name = pin.node_id, pin.name
         self.capacity = 4
         self.first_byte_timeout_s = DEFAULT_FIRST_BYTE_S + FIRST_BYTE_MARGIN_S
+        self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S + IDLE_MARGIN_S
         self.in_flight = 0
         self.remote_in_flight = 0  # the peer's own load, not counting our requests there
         self.remote_total = 0
@@ -64,6 +67,9 @@ class PeerUpstream(Upstream):
         timeout = load.get("first_byte_timeout_s")
         if isinstance(timeout, (int, float)) and 0 < timeout < 3600:
             self.first_byte_timeout_s = float(timeout) + FIRST_BYTE_MARGIN_S
+        idle = load.get("idle_timeout_s")
+        if isinstance(idle, (int, float)) and 0 < idle < 3600:
+            self.idle_timeout_s = float(idle) + IDLE_MARGIN_S
         changed = [m.name for m in models] != [m.name for m in self._models]
         self._models = models
         self.updated_at = time.monotonic()
@@ -95,7 +101,8 @@ class PeerUpstream(Upstream):
             "X-Pairwise-Allow-Off-Lan": "1" if self._off_lan_allowed() else "0",
         }
         try:
-            opened = await self.client.open_relay(request.body, headers, self.first_byte_timeout_s)
+            opened = await self.client.open_relay(request.body, headers, self.first_byte_timeout_s,
+                                                  self.idle_timeout_s)
         except UpstreamError as exc:
             if exc.upstream_status == 429:
                 # The sponsor refused our requester by one of its per-requester limits: keep it a

@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
-from app.services.backends.http_open import FAILOVER_STATUSES, open_stream
+from app.services.backends.http_open import FAILOVER_STATUSES
+from app.services.backends.stream_client import StreamClient
 from app.services.errors import UpstreamError
-from app.services.outbound import ca_files, make_shards
+from app.services.outbound import ca_files, make_client, outbound_ssl_context
 from app.services.rented.decl import LABEL, RentedDecl, check_url
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
 from app.services.secrets import redact
@@ -81,7 +82,8 @@ class RentedUpstream(Upstream):
         # Read when each request is sent (credentials.TokenProvider), never copied at build time.
         self._token_of: Callable[[], str | None] = token if callable(token) else (lambda: token)
         self._extra_ca = ca_files(*extra_ca, decl.ca_file)
-        self._clients = make_shards(extra_ca=self._extra_ca, read_timeout_s=max(decl.cold_start_s, 300.0))
+        self._client = make_client(extra_ca=self._extra_ca, read_timeout_s=30.0)  # probes
+        self._streams = StreamClient(outbound_ssl_context(self._extra_ca))  # inference (the data plane)
         self.probed: list[ModelEntry] | None = None
         self.probe_state: str | None = None
         self.hf_state: str | None = None
@@ -237,7 +239,7 @@ class RentedUpstream(Upstream):
             # traffic: it would keep HF's scale-to-zero (the backstop) from ever starting, and
             # wake the endpoint if it scaled to zero since the last poll.
             return ProbeResult()
-        result = await probe_endpoint(self._clients.main, self._base(), self.decl.provider, self._token_of(), self.hf_state,
+        result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token_of(), self.hf_state,
                                       f"rented node {self.name}")
         self.simulated = self.simulated or result.simulated
         self.last_error = result.error
@@ -301,9 +303,9 @@ class RentedUpstream(Upstream):
                 raise UpstreamError(f"{label} was not ready within its cold-start budget of "
                                     f"{self.decl.cold_start_s:g} s")
             try:
-                opened = await open_stream(self._clients.pick(), "POST", url, json_body=body, headers=self._headers(remaining),
-                                           first_byte_timeout_s=remaining, label=label,
-                                           retry_statuses=FAILOVER_STATUSES | {401, 403})
+                opened = await self._streams.open(url, json_body=body, headers=self._headers(remaining),
+                                                  first_byte_timeout_s=remaining, idle_timeout_s=self.idle_timeout_s,
+                                                  label=label, retry_statuses=FAILOVER_STATUSES | {401, 403})
             except UpstreamError as exc:
                 message = self.scrub(exc.message)
                 if exc.upstream_status in (401, 403):
@@ -332,4 +334,5 @@ class RentedUpstream(Upstream):
             word in text for word in WARMING_WORDS)
 
     async def aclose(self) -> None:
-        await self._clients.aclose()
+        await self._client.aclose()
+        await self._streams.aclose()

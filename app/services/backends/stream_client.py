@@ -1,0 +1,137 @@
+"""The data plane's HTTP client: inference streams to engines, rented nodes and peers, on aiohttp.
+
+Same contract as ``http_open.open_stream`` (httpx, which stays for control-plane calls):
+statuses that mean "try someone else" become an UpstreamError before anything reaches
+the caller, and the first chunk is read under the upstream's first-byte (cold-start)
+budget. After the first chunk a separate, short **idle timeout** holds between chunks,
+so a stream that stalls fails in seconds rather than minutes; any error after the first
+byte is an ``UpstreamError(before_first_byte=False)``.
+
+Why aiohttp here (bench/README.md, "Which client for the data plane"): measured side by
+side against httpx and httpx over an aiohttp transport, it costs the least CPU per chunk
+and per request, and its connection pool does not walk every connection on every
+request (httpcore's does, which ``ClientShards`` used to work around).
+
+Trust is the caller's ``ssl.SSLContext``: verification always on, the system store plus
+extra CAs (``outbound.outbound_ssl_context``) or a peer's pinned certificate
+(``cluster.tls.client_context``) with ``server_hostname`` = the peer's UUID name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+
+from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened
+from app.services.backends.http_open import FAILOVER_STATUSES, error_text
+from app.services.errors import UpstreamError, UpstreamTimeout
+
+CONNECT_TIMEOUT_S = 10.0
+JSON_HEADERS = {"content-type": "application/json"}
+
+
+class StreamClient:
+    """One pooled aiohttp session per upstream, made on first use inside the running loop."""
+
+    def __init__(self, ssl_context: ssl.SSLContext, *, max_connections: int = 1024,
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+        self._ssl = ssl_context
+        self._max_connections = max_connections
+        self._connect_timeout_s = connect_timeout_s
+        self._session: aiohttp.ClientSession | None = None
+
+    def _session_now(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(ssl=self._ssl, limit=self._max_connections, limit_per_host=0)
+            self._session = aiohttp.ClientSession(
+                connector=connector, trust_env=False, auto_decompress=False,  # bytes pass through as sent
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout_s),
+            )
+        return self._session
+
+    async def open(self, url: str, *, json_body: dict[str, Any], headers: dict[str, str],
+                   first_byte_timeout_s: float, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, label: str,
+                   retry_statuses: frozenset[int] = FAILOVER_STATUSES,
+                   server_hostname: str | None = None) -> Opened:
+        """POST ``json_body`` and return once the first chunk has arrived."""
+        session = self._session_now()
+        data = json.dumps(json_body, separators=(",", ":")).encode()
+        response: aiohttp.ClientResponse | None = None
+        try:
+            async with asyncio.timeout(first_byte_timeout_s):
+                response = await session.post(url, data=data, headers={**JSON_HEADERS, **headers},
+                                              server_hostname=server_hostname)
+                if response.status in retry_statuses:
+                    body = await response.read()
+                    raise UpstreamError(f"{label} answered {response.status}: {error_text(body)}",
+                                        status=response.status)
+                first = await response.content.readany()
+        except TimeoutError as exc:
+            _close(response)
+            raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc
+        except aiohttp.ClientError as exc:
+            _close(response)
+            raise UpstreamError(f"{label} could not be reached: {type(exc).__name__}: {exc}") from exc
+        except BaseException:
+            _close(response)
+            raise
+        _idle_timeout_from_now(response, idle_timeout_s)
+        opened = response
+
+        async def release() -> None:
+            opened.release()  # back to the pool when fully read, closed otherwise
+
+        return Opened(
+            status=opened.status,
+            content_type=opened.headers.get("content-type", "application/json"),
+            first_chunk=first,
+            rest=_rest(opened, label, idle_timeout_s),
+            closer=release,
+            headers={k.lower(): v for k, v in opened.headers.items()},
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _close(response: aiohttp.ClientResponse | None) -> None:
+    if response is not None:
+        response.close()
+
+
+def _idle_timeout_from_now(response: aiohttp.ClientResponse, idle_timeout_s: float) -> None:
+    """Swap the first-byte budget for the idle timeout on the connection's reads.
+
+    aiohttp re-arms one timer per received packet (``sock_read``); setting it on the
+    protocol and re-arming now costs nothing per chunk beyond what aiohttp already does,
+    where a timeout context around every read would add a timer and a cancel scope per chunk.
+    A body already read whole has no connection left, and needs no timeout.
+    """
+    connection = response.connection
+    if connection is None or connection.protocol is None or response.content.is_eof():
+        return
+    connection.protocol.read_timeout = idle_timeout_s
+    connection.protocol.start_timeout()
+
+
+async def _rest(response: aiohttp.ClientResponse, label: str, idle_timeout_s: float) -> AsyncIterator[bytes]:
+    content = response.content
+    while True:
+        try:
+            chunk = await content.readany()
+        except TimeoutError as exc:  # aiohttp's SocketTimeoutError is one
+            raise UpstreamTimeout(f"{label} sent nothing for {idle_timeout_s:g} s mid-stream",
+                                  before_first_byte=False) from exc
+        except aiohttp.ClientError as exc:
+            raise UpstreamError(f"{label} cut the stream ({type(exc).__name__})",
+                                before_first_byte=False) from exc
+        if not chunk:
+            return
+        yield chunk
