@@ -159,7 +159,9 @@ def serve(args: argparse.Namespace) -> int:
         print("stopping...", flush=True)
         await node.stop()
 
-    asyncio.run(run())
+    from app.services import eventloop
+
+    eventloop.run(run())  # uvloop where installed; the tray keeps qasync's loop
     return 0
 
 

@@ -21,7 +21,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -30,12 +30,72 @@ from httpx_aiohttp import AiohttpTransport
 
 from app.harness import REPO, TinyProc
 from app.services.backends.base import Opened
-from app.services.backends.http_open import open_stream
+from app.services.backends.http_open import FAILOVER_STATUSES, error_text
 from app.services.backends.stream_client import StreamClient
+from app.services.errors import UpstreamError, UpstreamTimeout
 from app.services.outbound import make_client, outbound_ssl_context
 
 MODEL = "tiny:latest"
 Opener = Callable[[dict[str, Any]], Awaitable[Opened]]
+
+
+# -- httpx, as the data plane used it before (control-plane calls still use httpx) ----------------------------
+
+async def open_stream(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    json_body: dict[str, Any] | None,
+    headers: dict[str, str],
+    first_byte_timeout_s: float,
+    label: str,
+    retry_statuses: frozenset[int] = FAILOVER_STATUSES,
+    extensions: dict[str, Any] | None = None,
+) -> Opened:
+    request = client.build_request(method, url, json=json_body, headers=headers, extensions=extensions or {})
+    response: httpx.Response | None = None
+    try:
+        async with asyncio.timeout(first_byte_timeout_s):
+            response = await client.send(request, stream=True)
+            if response.status_code in retry_statuses:
+                body = await response.aread()
+                raise UpstreamError(
+                    f"{label} answered {response.status_code}: {error_text(body)}",
+                    status=response.status_code,
+                )
+            iterator = response.aiter_raw()
+            first = b""
+            async for chunk in iterator:
+                if chunk:
+                    first = chunk
+                    break
+    except TimeoutError as exc:
+        if response is not None:
+            await response.aclose()
+        raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc
+    except httpx.HTTPError as exc:
+        if response is not None:
+            await response.aclose()
+        raise UpstreamError(f"{label} could not be reached: {type(exc).__name__}: {exc}") from exc
+    except BaseException:
+        if response is not None:
+            await response.aclose()
+        raise
+    return Opened(
+        status=response.status_code,
+        content_type=response.headers.get("content-type", "application/json"),
+        first_chunk=first,
+        rest=_rest(iterator),
+        closer=response.aclose,
+        headers=dict(response.headers),
+    )
+
+
+async def _rest(iterator: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    async for chunk in iterator:
+        if chunk:
+            yield chunk
 
 
 def body(tokens: int) -> dict[str, Any]:

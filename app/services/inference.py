@@ -47,6 +47,7 @@ class InferenceResult:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
     stream: StreamSession | None = None
+    job: Workload | None = None  # the job that served it (the relay reads its serving node and engine)
 
 
 def json_result(status: int, obj: Any, headers: dict[str, str] | None = None) -> InferenceResult:
@@ -280,7 +281,7 @@ class InferenceService:
 
             translator = make_stream_translator(target, api, operation, requested, str(request_model), body)
             session = StreamSession(opened, upstream, translator, finish, api)
-            return InferenceResult(200, translator.content_type, headers, stream=session)
+            return InferenceResult(200, translator.content_type, headers, stream=session, job=job)
         try:
             raw = opened.first_chunk + b"".join([c async for c in opened.rest])
         except UpstreamError as exc:
@@ -297,7 +298,7 @@ class InferenceService:
         if target == api and upstream_body.get("model") in (None, requested):
             self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
                                 completion_tokens=usage.completion_tokens)
-            return InferenceResult(200, "application/json", headers, raw)
+            return InferenceResult(200, "application/json", headers, raw, job=job)
         try:
             out = translate_body(target, api, operation, upstream_body, requested, started_ns, body)
         except (PairwiseError, ValueError, TypeError, AttributeError) as exc:
@@ -309,4 +310,4 @@ class InferenceService:
             return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
         self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
                             completion_tokens=usage.completion_tokens)
-        return json_result(200, out, headers)
+        return InferenceResult(200, "application/json", headers, json.dumps(out).encode(), job=job)

@@ -28,7 +28,7 @@ import logging
 import ssl
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -90,8 +90,8 @@ class _Gate(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self.transport is not None:
             return  # the TLS transport reporting in; the handler gets it from _serve
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A cast, not an isinstance check: uvloop's TCP transport is not an asyncio.Transport subclass.
+        self.transport = transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.address = str(peer[0]) if peer else "?"
         if not self.site.admit(self):

@@ -75,7 +75,7 @@ class EngineUpstream(Upstream):
         if self.decl.api != "ollama":
             return None
         try:
-            response = await self._clients.main.post(self.decl.url + "/api/show", json={"model": model},
+            response = await self._client.post(self.decl.url + "/api/show", json={"model": model},
                                                      headers=self._headers, timeout=10.0)
             answer = response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
@@ -85,7 +85,7 @@ class EngineUpstream(Upstream):
     async def answers_embeddings(self, model: str) -> bool:
         """Whether an OpenAI-API engine embeds with this model (a one-word probe, for /api/show)."""
         try:
-            response = await self._clients.main.post(self.decl.url + "/v1/embeddings", headers=self._headers,
+            response = await self._client.post(self.decl.url + "/v1/embeddings", headers=self._headers,
                                                      json={"model": model, "input": "probe"}, timeout=10.0)
         except httpx.HTTPError:
             return False

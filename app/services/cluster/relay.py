@@ -69,8 +69,7 @@ class Relay:
         self.book.enter(pin.node_id)
         try:
             result = await self.node.inference.run(api, operation, body, caller)
-            job_id = result.headers.get("X-Pairwise-Job")
-            job = self.node.jobs.get(job_id) if job_id else None
+            job = result.job
             if job is not None:
                 result.headers["X-Pairwise-Node-Id"] = job.serving_node_id or self.node.node_id
                 if job.engine:
@@ -96,7 +95,9 @@ class Relay:
         """The origin's job id, unless it is malformed or names a job someone else started."""
         if not JOB_ID.match(given):
             return None
-        existing = self.node.jobs.get(given)
+        # Only open jobs are looked at (in memory, no SQLite per request); a finished job of
+        # another origin is protected by the store, which never changes a record's origin.
+        existing = self.node.jobs.open_job(given)
         if existing is not None and existing.origin_node_id != origin_id:
             return None
         return given

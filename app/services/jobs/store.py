@@ -6,7 +6,12 @@ changes of one request become one row write; measured in bench/README.md), in WA
 mode with synchronous=NORMAL, which is durable across a process kill. A node killed
 with SIGKILL keeps its history; at most the last FLUSH_DELAY_S of changes are lost.
 Every read writes pending changes first. Records from peers are upserted by id and only when
-newer, so replicated events arriving twice or out of order are harmless.
+newer, so replicated events arriving twice or out of order are harmless; a record never changes
+its origin node (a peer cannot take over a job id another node started).
+
+Jobs that are open (queued or running) are also kept in memory by id, so the request way
+(the peer relay above all) reads no SQLite per request: ``open_job`` and ``get`` of an open
+job answer from that map.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ CREATE INDEX IF NOT EXISTS workloads_state ON workloads(state);
 _UPSERT = (
     "INSERT INTO workloads(id, created_at, state, updated_at, record) VALUES (?,?,?,?,?) "
     "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated_at=excluded.updated_at, "
-    "record=excluded.record WHERE excluded.updated_at >= workloads.updated_at"
+    "record=excluded.record WHERE excluded.updated_at >= workloads.updated_at "
+    "AND json_extract(excluded.record, '$.origin_node_id') IS json_extract(workloads.record, '$.origin_node_id')"
 )
 
 
@@ -88,9 +94,18 @@ class JobStore:
         # writes them first, so readers in this process always see them.
         self._pending: dict[str, Workload] = {}
         self._flush_scheduled = False
+        self._open: dict[str, Workload] = {}  # queued or running jobs of this process, by id
+
+    def open_job(self, job_id: str) -> Workload | None:
+        """An open job by id, from memory (None if it is not open here)."""
+        return self._open.get(job_id)
 
     def save(self, job: Workload) -> None:
         job.updated_at = time.time()
+        if job.state in ACTIVE_STATES:
+            self._open[job.id] = job
+        else:
+            self._open.pop(job.id, None)
         self._pending[job.id] = job
         if self._flush_scheduled:
             return
@@ -124,6 +139,9 @@ class JobStore:
             return cur.rowcount > 0
 
     def get(self, job_id: str) -> Workload | None:
+        live = self._open.get(job_id) or self._pending.get(job_id)
+        if live is not None:
+            return live
         self.flush()
         with self._lock:
             row = self._db.execute("SELECT record FROM workloads WHERE id=?", (job_id,)).fetchone()
