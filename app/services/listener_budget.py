@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import ssl
+from asyncio import sslproto
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, cast
@@ -135,8 +137,7 @@ class _Gate(asyncio.Protocol):
     # -- steps ------------------------------------------------------------------------------------------
     async def _handshake(self, raw: asyncio.Transport, context: ssl.SSLContext) -> None:
         try:
-            tls = await self.loop.start_tls(raw, self, context, server_side=True,
-                                            ssl_handshake_timeout=self.site.budget.handshake_s)
+            tls = await self._start_tls(raw, context)
         except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
             log.debug("TLS handshake from %s failed: %r", self.address, exc)
             self.site.release(self)
@@ -148,6 +149,32 @@ class _Gate(asyncio.Protocol):
             return
         self.transport = tls
         self._serve(tls)
+
+    async def _start_tls(self, raw: asyncio.Transport, context: ssl.SSLContext) -> asyncio.Transport | None:
+        """``loop.start_tls``, unless bytes reached us before it began: uvloop reads a ClientHello
+        that came with the accept although connection_made paused reading, and its start_tls
+        cannot be given them. Then the same steps as asyncio's start_tls, with those bytes first."""
+        early, self.early = self.early, []
+        if not early:
+            return await self.loop.start_tls(raw, self, context, server_side=True,
+                                             ssl_handshake_timeout=self.site.budget.handshake_s)
+        waiter = self.loop.create_future()
+        tls = sslproto.SSLProtocol(self.loop, self, context, waiter, server_side=True, call_connection_made=False,
+                                   ssl_handshake_timeout=math.ceil(self.site.budget.handshake_s))
+        raw.pause_reading()
+        raw.set_protocol(tls)
+        tls.connection_made(raw)
+        for data in early:
+            view = memoryview(data)
+            while view:
+                buffer = tls.get_buffer(len(view))
+                size = min(len(buffer), len(view))
+                buffer[:size] = view[:size]
+                tls.buffer_updated(size)
+                view = view[size:]
+        raw.resume_reading()
+        await waiter
+        return tls._app_transport
 
     def _serve(self, transport: asyncio.Transport) -> None:
         server = self.site.runner.server

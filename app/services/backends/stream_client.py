@@ -71,12 +71,12 @@ class StreamClient:
                     raise UpstreamError(f"{label} answered {response.status}: {error_text(body)}",
                                         status=response.status)
                 first = await response.content.readany()
+        except aiohttp.ClientError as exc:  # first: a connect timeout is a ClientError and a TimeoutError
+            _close(response)
+            raise UpstreamError(f"{label} could not be reached: {type(exc).__name__}: {exc}") from exc
         except TimeoutError as exc:
             _close(response)
             raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc
-        except aiohttp.ClientError as exc:
-            _close(response)
-            raise UpstreamError(f"{label} could not be reached: {type(exc).__name__}: {exc}") from exc
         except BaseException:
             _close(response)
             raise

@@ -136,7 +136,13 @@ class JobStore:
             cur = self._db.execute(
                 _UPSERT, (job.id, job.created_at, job.state, job.updated_at, json.dumps(job.to_json())),
             )
-            return cur.rowcount > 0
+            stored = cur.rowcount > 0
+        if stored:  # the newest version is the one reads get
+            if job.state in ACTIVE_STATES:
+                self._open[job.id] = job
+            else:
+                self._open.pop(job.id, None)
+        return stored
 
     def get(self, job_id: str) -> Workload | None:
         live = self._open.get(job_id) or self._pending.get(job_id)
