@@ -34,7 +34,8 @@ def test_smoke_run_writes_every_figure(tmp_path: Path) -> None:
     else:
         assert any("nginx skipped" in n for n in data["notes"])
     assert isinstance(data["p50_added_per_hop_ms"], float)
-    assert data["cpu_us_per_chunk"] > 0 and data["idle_rss_mb"] > 0
+    # /proc counts CPU in 10 ms ticks: a smoke run's 50 chunks may cost less than one.
+    assert isinstance(data["cpu_us_per_chunk"], float) and data["cpu_us_per_chunk"] >= 0 and data["idle_rss_mb"] > 0
     for path in ("direct", "pairwise"):
         assert data["latency"]["stream"][path]["errors"] == 0
         assert data["latency"]["nonstream"][path]["errors"] == 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.services.jobs.records import JobState, Workload
+from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
 
 
 def job(origin: str, state: JobState = "queued") -> Workload:
-    return Workload(model="m", api="openai", requester="r", origin_node="o", origin_node_id=origin, id="job-1",
-                    state=state)
+    return Workload(model="m", api="openai", requester=Requester(origin, "o"), origin_node="o", origin_node_id=origin,
+                    id="job-1", state=state)
 
 
 def test_open_jobs_are_read_from_memory_until_they_end(tmp_path: Path) -> None:
