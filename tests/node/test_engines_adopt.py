@@ -7,7 +7,7 @@ import ollama
 import openai
 import pytest
 
-from tests.support.procs import NodeProc, TinyProc
+from app.harness import NodeProc, TinyProc
 
 
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])

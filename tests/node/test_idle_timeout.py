@@ -52,10 +52,9 @@ async def test_idle_timeout_is_separate_from_the_first_byte_budget(slow_server: 
         opened = await client.open(url, json_body={}, headers={}, first_byte_timeout_s=30, idle_timeout_s=1.0,
                                    label="engine slow")
         received = [opened.first_chunk]
-        with pytest.raises(UpstreamTimeout, match="engine slow sent nothing for 1 s mid-stream") as caught:
+        with pytest.raises(UpstreamTimeout, match="engine slow sent nothing for 1 s mid-stream"):
             async for chunk in opened.rest:
                 received.append(chunk)
-        assert caught.value.before_first_byte is False
         assert b"".join(received) == b"one\ntwo\n"
         await opened.aclose()
     finally:

@@ -13,7 +13,7 @@ import ollama
 import openai
 import pytest
 
-from tests.support.procs import NodeProc, TinyProc
+from app.harness import NodeProc, TinyProc
 
 
 @dataclass

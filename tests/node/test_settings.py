@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from app.control_client import ControlClient
+from app.harness import REPO, NodeProc
 from app.home import Home
 from app.services.errors import PairwiseError
-from tests.support.procs import REPO, NodeProc
 
 
 def test_off_lan_routing_is_set_from_the_cli_and_kept(node_factory: type[NodeProc]) -> None:

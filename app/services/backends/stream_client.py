@@ -5,7 +5,7 @@ statuses that mean "try someone else" become an UpstreamError before anything re
 the caller, and the first chunk is read under the upstream's first-byte (cold-start)
 budget. After the first chunk a separate, short **idle timeout** holds between chunks,
 so a stream that stalls fails in seconds rather than minutes; any error after the first
-byte is an ``UpstreamError(before_first_byte=False)``.
+byte is an ``UpstreamError`` raised from the stream's iterator (the caller has committed by then).
 
 Why aiohttp here (bench/README.md, "Which client for the data plane"): measured side by
 side against httpx and httpx over an aiohttp transport, it costs the least CPU per chunk
@@ -127,11 +127,9 @@ async def _rest(response: aiohttp.ClientResponse, label: str, idle_timeout_s: fl
         try:
             chunk = await content.readany()
         except TimeoutError as exc:  # aiohttp's SocketTimeoutError is one
-            raise UpstreamTimeout(f"{label} sent nothing for {idle_timeout_s:g} s mid-stream",
-                                  before_first_byte=False) from exc
+            raise UpstreamTimeout(f"{label} sent nothing for {idle_timeout_s:g} s mid-stream") from exc
         except aiohttp.ClientError as exc:
-            raise UpstreamError(f"{label} cut the stream ({type(exc).__name__})",
-                                before_first_byte=False) from exc
+            raise UpstreamError(f"{label} cut the stream ({type(exc).__name__})") from exc
         if not chunk:
             return
         yield chunk
