@@ -12,7 +12,7 @@ from app.services import errors
 from app.services.errors import CredentialError, NotFound, PairwiseError, RefusedError
 from app.services.hf.errors import HfAuthError, HfNotFound, HfPermissionError
 
-SKIP = ("app.simulator", "app.tinymodel", "app.ui", "app.__main__")  # test doubles, and Qt (imported elsewhere)
+SKIP = ("app.simulator", "app.tinymodel", "app.harness", "app.ui", "app.__main__")  # test doubles and harness, and Qt
 
 
 def app_modules() -> list[str]:

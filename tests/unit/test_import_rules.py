@@ -16,7 +16,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
               "app.services.outbound", "app.services.listener_budget", "app.services.guard",
-              "app.services.text_safety")),
+              "app.services.text_safety", "app.services.eventloop")),
     ("firstrun", ("app.services.firstrun",)),
     ("translate", ("app.services.translate",)),
     ("jobs", ("app.services.jobs",)),
@@ -35,7 +35,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("app.ui", "app.cli", "app.cli_", "app.control_client", "app.__main__")),
 ]
 # Test doubles and tools, outside the house: they may use it, it never imports them (but the demo).
-TOOLS = ("app.simulator", "app.tinymodel")
+TOOLS = ("app.simulator", "app.tinymodel", "app.harness")
 DEMO = "app.cli_demo"
 UI_MAY_USE = ("app.services.api", "app.services.events", "app.services.errors", "app.services.platform")
 TYPE_ONLY_MAY_NAME = ("app.services.node",)
