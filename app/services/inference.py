@@ -79,13 +79,9 @@ class StreamSession:
                     mid_line = not out.endswith(b"\n")
                     yield out
             tail = translator.finish()
-        except PairwiseError as exc:  # a line over the cap, an answer that cannot be translated
+        except PairwiseError as exc:  # a line over the cap, an untranslatable answer, a cut or stalled stream
             self.state, self.error = "failed", exc.message
             yield self._error_chunk(exc.message, mid_line)
-            return
-        except UpstreamError as exc:  # broken, or silent for longer than the upstream's idle timeout
-            self.state, self.error = "failed", f"upstream stream broke: {exc.message}"
-            yield self._error_chunk(f"the upstream stream broke before it finished: {exc.message}", mid_line)
             return
         except ValueError as exc:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"

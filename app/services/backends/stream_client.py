@@ -127,9 +127,9 @@ async def _rest(response: aiohttp.ClientResponse, label: str, idle_timeout_s: fl
         try:
             chunk = await content.readany()
         except TimeoutError as exc:  # aiohttp's SocketTimeoutError is one
-            raise UpstreamTimeout(f"{label} sent nothing for {idle_timeout_s:g} s mid-stream") from exc
+            raise UpstreamTimeout(f"the upstream {label} sent nothing for {idle_timeout_s:g} s mid-stream") from exc
         except aiohttp.ClientError as exc:
-            raise UpstreamError(f"{label} cut the stream ({type(exc).__name__})") from exc
+            raise UpstreamError(f"the upstream {label} cut the stream ({type(exc).__name__})") from exc
         if not chunk:
             return
         yield chunk
