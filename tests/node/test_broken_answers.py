@@ -9,9 +9,9 @@ from pathlib import Path
 import ollama
 import pytest
 
+from app.harness import NodeProc, TinyProc, wait_until
 from tests.cluster.multinode import jobs
 from tests.node.test_ollama_client_to_openai_engine import WEATHER
-from tests.support.procs import NodeProc, TinyProc, wait_until
 
 
 @pytest.fixture(scope="module")
