@@ -214,7 +214,7 @@ async def run(out: Path) -> None:
         app.open_window()
         app.window.move(20, 40)
         app.window.show_node("l40s")
-        await settle(0.6)
+        await settle(1.5)
         grab(app.window, out / "nodes.png")
         app.window.tabs.setCurrentIndex(1)
         app.window.refresh()
@@ -230,13 +230,21 @@ async def run(out: Path) -> None:
         # The tray menu, opened the way a user opens it: a right click on the icon.
         rect = app.tray.icon.geometry()
         x, y = rect.center().x(), rect.center().y()
-        await command("xdotool", "mousemove", str(x), str(y), "click", "3")
-        await until(lambda: app.tray.menu.isVisible(), "the tray menu")
+        for _attempt in range(4):  # a busy machine may embed the icon late: click again until the menu opens
+            await command("xdotool", "mousemove", str(x * SCALE), str(y * SCALE), "click", "3")
+            try:
+                await until(lambda: app.tray.menu.isVisible(), "the tray menu", 15)
+                break
+            except SystemExit:
+                rect = app.tray.icon.geometry()
+                x, y = rect.center().x(), rect.center().y()
+        else:
+            raise AssertionError("the tray menu did not open")
         await settle(0.4)
         submenu_action = next(a for a in app.tray.menu.actions() if a.menu() is not None)
         sub_rect = app.tray.menu.actionGeometry(submenu_action)
         hover = app.tray.menu.mapToGlobal(QPoint(sub_rect.center().x(), sub_rect.center().y()))
-        await command("xdotool", "mousemove", str(hover.x()), str(hover.y()))
+        await command("xdotool", "mousemove", str(hover.x() * SCALE), str(hover.y() * SCALE))
         await until(lambda: submenu_action.menu().isVisible(), "the rented node's submenu")  # type: ignore[union-attr]
         await settle(0.4)
         menu = app.tray.menu.geometry()
@@ -263,7 +271,7 @@ async def run(out: Path) -> None:
         app.open_window()
         app.window.tabs.setCurrentIndex(0)
         app.window.show_node("l40s")
-        await settle(0.6)
+        await settle(1.5)
         grab(app.window, out / "hf-unreachable.png")
         app.window.hide()
         app.request_quit()

@@ -41,7 +41,7 @@ class MainWindow(QMainWindow):
         self.facade, self.tasks = facade, tasks
         self.setWindowTitle(f"Pairwise — {facade.name}")
         self.setWindowIcon(app_icon())
-        fit_to_screen(self, width_chars=150, height_lines=40)
+        fit_to_screen(self, width_chars=200, height_lines=42)
         central = QWidget()
         outer = QVBoxLayout(central)
         header = QHBoxLayout()

@@ -79,7 +79,8 @@ class NodeDetail(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
-        scroll.setWidgetResizable(True)  # long errors wrap and scroll instead of being clipped
+        scroll.setWidgetResizable(True)  # long errors wrap and scroll down instead of being clipped
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # wrap to the pane's width
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         content = QWidget()
         scroll.setWidget(content)
@@ -97,6 +98,7 @@ class NodeDetail(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.subtitle)
         self.facts = QFormLayout()
+        self.facts.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long values go under their label
         facts_box = QGroupBox("State")
         facts_box.setLayout(self.facts)
         layout.addWidget(facts_box)
@@ -156,6 +158,15 @@ class NodeDetail(QWidget):
         layout.addWidget(self.usage_box)
         layout.addStretch(1)
         self.show_node(None)
+        self.scroller, self.content = scroll, content
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """Never narrower than the widest row that cannot wrap (the budget fields): text wraps, nothing
+        is cut off."""
+        bar = self.scroller.verticalScrollBar().sizeHint().width()
+        self.scroller.setMinimumWidth(self.content.minimumSizeHint().width() + bar + 4)
+        self.facts.invalidate()  # wrapped values take the height they need at the width they got
 
     # -- showing ---------------------------------------------------------------------------------------------
 
@@ -211,6 +222,7 @@ class NodeDetail(QWidget):
             self._show_rented(self.row, own is not None)
         else:
             self._show_lan(self.row)
+        self.fit_width()
 
     def _show_rented(self, row: dict[str, Any], own: bool) -> None:
         simulated = " (simulated Hugging Face)" if row.get("simulated") else ""
