@@ -36,7 +36,8 @@ def test_budget_cap_pauses_within_one_billed_minute(sim_factory: Any, node_facto
     one_minute = PRICE / 60
     assert billed["usd"] <= 0.10 + one_minute + 1e-9, billed  # at most one billed minute past the cap
     assert billed["usd"] >= 0.10 - one_minute, billed  # and it did run up to the cap
-    assert row["cost_session_usd"] >= billed["usd"]  # the meter never runs behind HF's bill
+    # The meter never runs behind HF's bill (which the ledger rounds to six places).
+    assert row["cost_session_usd"] >= billed["usd"] - 1e-6
     refused = chat(node)
     assert refused.status_code == 403 and "budget reached" in refused.json()["error"]["message"]
     again = node.cli("rented", "resume", "gpu", check=False)
