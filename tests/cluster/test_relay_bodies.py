@@ -36,11 +36,12 @@ def test_urllib_prompt_crosses_the_relay_whole(duo: RelayDuo) -> None:
     assert duo.ollama_engine.stats()["last_body"]["messages"][0]["content"] == prompt
 
 
-def test_wrong_shape_is_400_at_the_origin_and_no_job_anywhere(duo: RelayDuo) -> None:
+def test_wrong_shape_is_400_at_the_origin_and_never_relayed(duo: RelayDuo) -> None:
     before = {node.name: len(jobs(node)) for node in (duo.origin, duo.serving)}
     client = openai.OpenAI(base_url=f"{duo.origin.url}/v1", api_key="unused", max_retries=0)
     wrong: list[Any] = ["notalist", [1, 2, 3]]
     for messages in wrong:
         with pytest.raises(openai.BadRequestError, match="'messages"):
             client.chat.completions.create(model="oa-model", messages=messages)
-    assert {node.name: len(jobs(node)) for node in (duo.origin, duo.serving)} == before
+    assert len(jobs(duo.serving)) == before[duo.serving.name]  # never relayed
+    assert all(j["state"] not in ("queued", "running") for j in jobs(duo.origin))

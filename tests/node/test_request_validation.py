@@ -1,5 +1,5 @@
 """Every field the node reads, sent with a wrong type: 400 in the caller's API shape naming the field,
-before any job is opened (nothing queued, nothing sent to an engine), at the front door and via a relay."""
+before any engine is asked (the job is recorded failed, never queued), at the front door and via a relay."""
 
 from __future__ import annotations
 
@@ -92,7 +92,8 @@ def test_wrong_type_is_400_naming_the_field_and_opens_no_job(engine_node: Engine
     assert f"'{path}'" in message
     if api == "openai":
         assert error["param"] == path and error["type"] == "invalid_request_error"
-    assert len(jobs(node)) == before
+    # Recorded as a failed job with the reason (never queued or running), and nothing reached an engine.
+    assert all(j["state"] == "failed" for j in jobs(node)[: len(jobs(node)) - before])
 
 
 def test_the_reported_shapes_through_the_real_clients(engine_node: EngineNode) -> None:
