@@ -33,6 +33,9 @@ API_PREFIX = "/cluster/v1"
 RELAY_RETRY_STATUSES = FAILOVER_STATUSES | {401, 403}
 
 
+RELAY_CONNECTIONS_PER_PEER = 30
+
+
 class PeerError(PairwiseError):
     title = "Peer unreachable"
     status = 502
@@ -54,7 +57,9 @@ class PeerClient:
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
             trust_env=False,
         )
-        self._streams = StreamClient(context, connect_timeout_s=5.0)
+        # Stay under the peer's connection budget for one address (listener_budget: 32 TLS handshakes
+        # at once): a burst of relayed streams then waits for a connection instead of being refused.
+        self._streams = StreamClient(context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER)
 
     @property
     def label(self) -> str:
