@@ -20,7 +20,9 @@ def fault(sim: SimulatorThread, kind: str, count: int, **extra: Any) -> None:
 def test_plain_text_error_on_create_is_reported(sim_factory: Any, node_factory: Any) -> None:
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
-    fault(sim, "plain_400", 1, path="/v2/endpoint/demo-user")
+    # Three: the preview's plan and the create's own plan each look at the account's endpoint names first
+    # (a look-ahead that tolerates a failure); the create itself meets the third.
+    fault(sim, "plain_400", 3, path="/v2/endpoint/demo-user")
     failed = node.cli("rented", "create", "gpu", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", *L4, "--yes",
                       check=False)
     assert failed.returncode == 1

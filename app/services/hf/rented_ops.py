@@ -15,6 +15,7 @@ adds what needs Hugging Face's management API:
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -30,6 +31,8 @@ from app.services.hf.watch import split_endpoint
 from app.services.rented.caps import minute_refusal
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
+
+log = logging.getLogger(__name__)
 
 HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
 DEFAULT_SCALE_TO_ZERO_MIN = 15.0
@@ -70,7 +73,11 @@ class HfRented:
         await self.hf.require(namespace, MANAGE)
         await self.hf.require(namespace, CALL)
         # Checked before anything bills, so the user can rename instead of meeting a 409 after "Create".
-        taken = {info.name for info in await self.hf.client().list_endpoints(namespace)}
+        try:
+            taken = {info.name for info in await self.hf.client().list_endpoints(namespace)}
+        except HfError as exc:  # a look-ahead only: HF's answer to the create itself stays the authority
+            log.info("could not list the endpoints of %s before creating %s: %s", namespace, endpoint, exc.message)
+            taken = set()
         if endpoint in taken:
             raise ConfigError(f"an endpoint named {endpoint!r} already exists in {namespace} on Hugging Face; "
                               "pick another name")
