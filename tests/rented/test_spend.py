@@ -121,3 +121,29 @@ def test_old_per_name_totals_are_taken_into_the_account(tmp_path: Path) -> None:
 
 def test_url_identity_ignores_case_trailing_slash_and_default_port() -> None:
     assert url_identity("https://Example.COM/v1/") == url_identity("https://example.com:443/v1")
+
+
+def test_an_ask_not_yet_answered_by_billing_survives_a_restart_and_ends_with_a_stretch_or_a_pause(
+        tmp_path: Path) -> None:
+    """A sponsor asked HF to bill (create/resume), saw it pending, and died: the next process reading the
+    file learns billing may have begun from the last moment it was seen not billing, not from 'now'."""
+    clock = Clock()
+    path = tmp_path / "spend.json"
+    first = SpendBook(path, clock)
+    asked = clock.now
+    first.asked("ep", asked)
+    assert SpendBook(path, clock).open_ask("ep") == asked
+    first.unbilled("ep", asked + 5)  # seen pending: not billed yet
+    after_restart = SpendBook(path, clock)
+    assert after_restart.open_ask("ep") == asked + 5
+    clock.now += 200
+    # HF bills: the stretch the new process opens starts at the ask, and answers it.
+    billed = after_restart.bill("ep", since=after_restart.open_ask("ep") or 0, now=clock.now, minute_s=MINUTE,
+                                price_per_hour=0.6)
+    assert billed.start == asked + 5 and billed.charged == 4
+    assert after_restart.open_ask("ep") is None
+    after_restart.unbilled("ep", clock.now + 1)
+    assert after_restart.open_ask("ep") is None  # an answered ask does not come back with the next pause
+    after_restart.asked("ep", clock.now + 2)
+    after_restart.asked("ep", None)  # the sponsor paused it before it billed: nothing is owed from the ask
+    assert SpendBook(path, clock).open_ask("ep") is None

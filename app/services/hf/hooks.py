@@ -62,6 +62,7 @@ class HfHooks:
             if watch.hf_state != "paused":
                 return
             sent = lc.clock()
+            lc.asking(watch)
             try:
                 info = await lc.hf.client().resume(watch.namespace, watch.endpoint)
             except (HfError, PairwiseError) as exc:

@@ -199,14 +199,30 @@ class HfLifecycle:
                 if node.decl.lifecycle.managed:
                     # Billed while nobody watched (sponsor down, or detached billing): charged once HF
                     # says it bills, or at once if HF cannot say (observe / _unknown).
-                    watch.saved_stretch = self.manager.meter.stretch(name)
+                    watch.saved_stretch = self.manager.meter.stretch(name) or self._unanswered_ask(name)
                 self.watches[name] = watch
+
+    def _unanswered_ask(self, name: str) -> dict[str, Any] | None:
+        """A sponsor asked HF to start billing (create, resume, wake) and stopped before it saw the
+        endpoint billing: if HF now says it bills, billing may have begun as early as the ask."""
+        start = self.manager.meter.open_ask(name)
+        return None if start is None else {"start": start, "charged": 0}
 
     def account_key(self, decl: Any) -> str | None:
         """An HF endpoint's spend account: HF's API host and the endpoint's namespace/name."""
         if decl.provider != "huggingface-endpoint" or not decl.endpoint:
             return None
-        return f"hf-endpoint:{urlsplit(self.hf.urls.endpoints).netloc}/{decl.endpoint}"
+        return self.endpoint_account(decl.endpoint)
+
+    def endpoint_account(self, endpoint: str) -> str:
+        """The spend account of the endpoint ``namespace/name`` on this HF."""
+        return f"hf-endpoint:{urlsplit(self.hf.urls.endpoints).netloc}/{endpoint}"
+
+    def asking(self, watch: Watch | str, asked: bool = True) -> None:
+        """Record, before the call goes out, that this sponsor asks HF to start billing the endpoint
+        (``asked=False``: a pause withdraws the ask). ``watch`` or ``namespace/name``."""
+        endpoint = watch if isinstance(watch, str) else f"{watch.namespace}/{watch.endpoint}"
+        self.manager.meter.asked(self.endpoint_account(endpoint), self.wall() if asked else None)
 
     def wall_of(self, at: float) -> float:
         """The wall-clock time of a moment on ``clock``."""
@@ -481,6 +497,7 @@ class HfLifecycle:
             sent = self.clock()
             try:
                 info = await client.pause(watch.namespace, watch.endpoint)
+                self.asking(watch, asked=False)
             except HfNotFound:
                 self._deleted(watch)
                 return
@@ -529,6 +546,7 @@ class HfLifecycle:
         async with watch.lock:
             sent = self.clock()
             info = await client.pause(watch.namespace, watch.endpoint)
+            self.asking(watch, asked=False)
             await self.observe(watch, info, sent)
         return info
 
@@ -547,6 +565,7 @@ class HfLifecycle:
             watch.pause_reason = None
             watch.last_activity = self.clock()  # a resume starts a fresh idle period
             sent = self.clock()
+            self.asking(watch)
             info = await self.hf.client().resume(watch.namespace, watch.endpoint)
             await self.observe(watch, info, sent)
         return info

@@ -110,6 +110,7 @@ class HfRented:
         plan = await self.plan(params)
         client = self.hf.client()
         sent = self.lifecycle.clock()
+        self.lifecycle.asking(f"{plan['namespace']}/{plan['endpoint']}")
         info = await client.create_endpoint(plan["namespace"], plan["body"])
         self.records.put(plan["name"], EndpointRecord.of(info, created=True))
         try:

@@ -137,6 +137,14 @@ class CostMeter:
     def unbilled(self, node: str, at: float) -> None:
         self.book.unbilled(self.account(node), at)
 
+    def asked(self, account: str, at: float | None) -> None:
+        """A sponsor asked the provider of ``account`` to bill from ``at`` (None: the ask is withdrawn)."""
+        self.book.asked(account, at)
+
+    def open_ask(self, node: str) -> float | None:
+        """The earliest wall-clock moment an unanswered ask may have started billing (see SpendBook.open_ask)."""
+        return self.book.open_ask(self.account(node))
+
     def stretch(self, node: str) -> dict[str, Any] | None:
         """The account's open billing stretch (wall-clock ``start``, minutes ``charged``...), or None."""
         return self.book.stretch(self.account(node))

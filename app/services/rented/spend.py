@@ -75,7 +75,8 @@ class Billed:
 
 def _fresh_row() -> dict[str, Any]:
     return {"day": "", "day_workloads": 0.0, "day_billed": 0.0,
-            "month": "", "month_workloads": 0.0, "month_billed": 0.0, "stretch": None, "closed_at": None}
+            "month": "", "month_workloads": 0.0, "month_billed": 0.0, "stretch": None, "closed_at": None,
+            "asked_at": None}
 
 
 def roll(row: dict[str, Any], at: float) -> dict[str, Any]:
@@ -224,6 +225,7 @@ class SpendBook:
                 closed = row.get("closed_at")
                 start = max(since, closed) if isinstance(closed, int | float) else since
                 s = {"start": min(start, now), "charged": 0, "price": price_per_hour, "price_at": seen}
+                row["asked_at"] = None  # the ask is answered: the stretch now says when billing began
             else:
                 s["start"] = min(float(s["start"]), since)
             usd = 0.0
@@ -240,6 +242,23 @@ class SpendBook:
             row["day_billed"] += usd
             row["month_billed"] += usd
             return Billed(usd, float(s["start"]), int(s["charged"]))
+
+    def asked(self, account: str, at: float | None) -> None:
+        """A sponsor asked the provider to start billing at ``at`` (create, resume, wake), or withdrew
+        the ask (``None``: it paused). Written before the provider answers: a sponsor that dies before
+        it sees the endpoint billing still knows, at its next start, the earliest moment billing began."""
+        with self.change(account) as row:
+            row["asked_at"] = at
+
+    def open_ask(self, account: str) -> float | None:
+        """When billing may have begun unseen: the ask not yet answered by a billed stretch, no earlier
+        than the last moment the endpoint was seen not billing."""
+        row = self.row(account)
+        asked = row.get("asked_at")
+        if not isinstance(asked, int | float) or isinstance(row.get("stretch"), dict):
+            return None
+        closed = row.get("closed_at")
+        return max(float(asked), float(closed)) if isinstance(closed, int | float) else float(asked)
 
     def unbilled(self, account: str, at: float) -> None:
         """The provider was seen not billing at ``at``: the stretch is over (unless someone saw it billing
