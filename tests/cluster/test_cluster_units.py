@@ -28,6 +28,7 @@ from app.services.events import EventBus, PairInviteEnded
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
+from app.services.rented.upstream import rented_node_id
 from tests.cluster.conftest import Node
 
 ME, PEER, OTHER = (str(uuid.uuid4()) for _ in range(3))
@@ -147,6 +148,30 @@ def test_the_serving_node_keeps_its_own_record_of_a_relayed_job(repl: tuple[Repl
     # A relayed job that failed here and then went to another owner: the origin's record says so.
     moved = {**origin_view, "serving_node_id": OTHER, "updated_at": time.time() + 2}
     assert replication.receive(pin_of(PEER), [moved])["stored"] == 1
+
+
+def test_what_this_node_served_and_charged_is_never_a_peers_word(repl: tuple[Replication, SimpleNamespace]) -> None:
+    replication, node = repl
+    node.tracker.updated = node.jobs.save
+    gpu = rented_node_id(ME, "gpu")
+    # A record saying our rented node served a job we hold no record of: not taken (our spend by
+    # requester is rebuilt from the records we keep).
+    claimed = record(PEER, gpu, state="completed", rented_node="gpu", cost_usd=5.0)
+    assert replication.receive(pin_of(PEER), [claimed]) == {"stored": 0, "ignored": 1}
+    assert node.jobs.get(claimed["id"]) is None
+    # A rented node of the peer's own with the same name is the peer's business: taken.
+    theirs = record(PEER, rented_node_id(PEER, "gpu"), state="completed", rented_node="gpu", cost_usd=5.0)
+    assert replication.receive(pin_of(PEER), [theirs])["stored"] == 1
+    # A cost note for our own job on our own rented node: only our meter sets that cost.
+    ours = Workload.from_json(record(ME, gpu, state="completed", rented_node="gpu", cost_usd=0.25))
+    node.jobs.save(ours)
+    assert replication.receive(pin_of(PEER), [{**ours.to_json(), "cost_usd": 9.0}]) == {"stored": 0, "ignored": 1}
+    assert node.jobs.get(ours.id).cost_usd == 0.25
+    # ...while the sponsor of the rented node that served one of our jobs does set it.
+    on_peers = Workload.from_json(record(ME, rented_node_id(PEER, "l4"), state="completed", rented_node="l4"))
+    node.jobs.save(on_peers)
+    assert replication.receive(pin_of(PEER), [{**on_peers.to_json(), "cost_usd": 0.5}])["stored"] == 1
+    assert node.jobs.get(on_peers.id).cost_usd == 0.5
 
 
 def test_only_jobs_we_originated_are_pushed_to_online_peers(repl: tuple[Replication, SimpleNamespace]) -> None:

@@ -14,6 +14,7 @@ from app.services.errors import ConfigError, RequesterLimitError
 from app.services.events import EventBus, RequesterLimited, WorkloadUpdated
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester, local_app, relayed_requester, with_key
+from app.services.jobs.store import JobStore
 from app.services.keys.auth import FailedAttempts
 from app.services.keys.limit_text import limit_from_peer
 from app.services.keys.limits import RequesterLimits, today_text
@@ -195,3 +196,30 @@ async def test_a_keys_daily_cap_counts_its_spend_on_any_rented_node_and_only_thi
     with pytest.raises(RequesterLimitError, match=r"key ci reached its \$1/day on rented nodes \(spent \$1.25"):
         limits.gate(peer_gpu, ci)
     limits.gate(SimpleNamespace(kind="engine"), ci)  # LAN capacity is never limited
+
+
+def test_the_rebuilt_spend_counts_only_what_this_node_charged_or_its_keys_spent(tmp_path: Path) -> None:
+    clock = Clock()
+    keys = KeyStore(tmp_path / "keys.json")
+    keys.create("ci", usd_per_day=10)
+    laptop, ci = Requester(PEER, "laptop-b"), with_key(ME, "sponsor", "ci")
+    jobs = JobStore(tmp_path / "state.db")
+    for job in (_finished(laptop, 0.5, clock.now), _finished(ci, 0.25, clock.now),
+                _finished(laptop, 7.0, clock.now - 3 * 86400)):  # three days ago: not today's
+        job.created_at = job.finished_at or clock.now
+        jobs.upsert(job)
+    theirs = _finished(laptop, 9.0, clock.now)  # the peer's rented node of the same name
+    theirs.serving_node_id = rented_node_id(PEER, "l40s")
+    # A peer's clock far ahead: first in newest-first order, and finished long ago.
+    skewed = _finished(laptop, 3.0, 1.0)
+    skewed.created_at, skewed.serving_node_id = clock.now + 30 * 86400, rented_node_id(PEER, "l40s")
+    someone_elses_key = _finished(Requester(PEER, "evil", key="ci"), 4.0, clock.now, rented="their-gpu")
+    someone_elses_key.serving_node_id = rented_node_id(PEER, "their-gpu")
+    for job in (theirs, skewed, someone_elses_key):
+        jobs.upsert(job)
+    limits = RequesterLimits(ME, "sponsor", keys, EventBus(), clock=clock)
+    limits.load(jobs)
+    jobs.close()
+    assert limits.today("l40s") == [{"node_id": PEER, "requester": "laptop-b", "usd": 0.5},
+                                     {"node_id": ME, "requester": "this machine", "usd": 0.25}]
+    assert limits.key_spend_today("ci") == 0.25

@@ -9,7 +9,10 @@ Rules, chosen so one job never shows twice or flips between versions:
 * A relayed job keeps the origin's id on the serving node. The serving node
   does not push it (the origin does, with serving_node filled in from the
   relay's response headers) and keeps its own copy, whose requester is the
-  origin node, rather than taking the origin's version.
+  origin node, rather than taking the origin's version. A record that says
+  this node (or a rented node it sponsors) served a job is never taken from
+  a peer, even where no copy is kept here: a sponsor's spend by requester
+  is rebuilt from its own records at start, so a peer's word could inflate it.
 * A peer coming online is sent our recent jobs, which covers anything pushed
   while it was away (records are upserted by id, so repeats are harmless).
 * A peer silent for longer than ``PAIRWISE_PEER_SILENT_S`` (default 60 s)
@@ -32,6 +35,7 @@ from app.services.cluster.record_check import ERROR_LIMIT, RecordRefused, checke
 from app.services.cluster.trust import PeerPin
 from app.services.events import WorkloadUpdated
 from app.services.jobs.records import Workload
+from app.services.rented.upstream import rented_node_id
 from app.services.text_safety import printable, scrub_for_peer
 
 if TYPE_CHECKING:
@@ -162,21 +166,22 @@ class Replication:
         job = self.node.jobs.get(raw["id"])
         if job is None or not isinstance(cost, (int, float)) or cost < 0:
             return False
-        if not self._served_by(sender_id, job.serving_node_id):
+        if not self._served_by(sender_id, job):
             return False
         if job.cost_usd != cost:
             job.cost_usd = float(cost)
             self.node.tracker.updated(job)
         return True
 
-    def _served_by(self, sender_id: str, serving_id: str | None) -> bool:
-        """Did ``sender_id`` serve the job: itself, or through a rented node it sponsors?"""
-        if serving_id == sender_id:
-            return True
-        if serving_id is None:
+    @staticmethod
+    def _served_by(node_id: str, job: Workload) -> bool:
+        """Did ``node_id`` serve the job: itself, or through a rented node it sponsors? A rented node's
+        id derives from its sponsor's id and its name, so this needs no peer's word (a peer's facts could
+        claim any id)."""
+        serving = job.serving_node_id
+        if serving is None:
             return False
-        rows = self.node.nodes() if hasattr(self.node, "nodes") else []
-        return any(row.get("id") == serving_id and row.get("sponsor_id") == sender_id for row in rows)
+        return serving == node_id or (bool(job.rented_node) and serving == rented_node_id(node_id, job.rented_node or ""))
 
     def _valid(self, raw: Any, sender_id: str) -> Workload | None:
         if not isinstance(raw, dict) or raw.get("origin_node_id") != sender_id:
@@ -194,12 +199,12 @@ class Replication:
             return None
 
     def _keep_mine(self, job: Workload) -> bool:
-        """A job we served for its origin (ourselves or through a rented node we sponsor): our own
-        record stays (requester = the origin node; our meter's cost)."""
-        if not self._served_by(self.my_id, job.serving_node_id):
-            return False
-        existing = self.node.jobs.get(job.id)
-        return existing is not None and self._served_by(self.my_id, existing.serving_node_id)
+        """A job this node served (itself or through a rented node it sponsors): the record it wrote
+        stays the only one (requester from the origin's pinned certificate, the cost its own meter
+        set). A peer's version is never taken, not even where no record is kept here: what this node
+        served and charged is never written by a peer (a sponsor's spend by requester is rebuilt from
+        these records at its start)."""
+        return self._served_by(self.my_id, job)
 
     # -- silence ---------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ job answer from that map.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import os
 import sqlite3
@@ -163,6 +164,16 @@ class JobStore:
         sql += " ORDER BY created_at DESC LIMIT ?"
         with self._lock:
             rows = self._db.execute(sql, (*args, limit)).fetchall()
+        return [Workload.from_json(json.loads(r[0])) for r in rows]
+
+    def charged_since(self, at: float) -> builtins.list[Workload]:
+        """Every record created since ``at`` that carries a cost, oldest first, without a limit: a
+        peer's records (dated by its clock, however far ahead) cannot push this node's out of view."""
+        self.flush()
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT record FROM workloads WHERE created_at >= ? AND json_extract(record, '$.cost_usd') > 0 "
+                "ORDER BY created_at", (at,)).fetchall()
         return [Workload.from_json(json.loads(r[0])) for r in rows]
 
     def mark_interrupted(self, node_id: str, reason: str) -> int:

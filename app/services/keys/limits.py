@@ -9,7 +9,10 @@ service's gates), never for a LAN candidate, so local capacity is never limited 
   rented node its requests reach, this node's or a peer's.
 
 Spend is the ``cost_usd`` of finished workloads, counted per UTC day (the meter sets a cost when
-a workload ends, so work still in flight is counted when it ends). Rates count requests admitted
+a workload ends, so work still in flight is counted when it ends). At start it is rebuilt from the
+job store: a peer's spend from the records of what this node's rented nodes served (written only
+here: replication never takes a peer's version of them), a key's from this node's own jobs; records
+replicated from peers about other nodes' work are never counted. Rates count requests admitted
 to a rented node in the last 60 seconds. Over a limit, ``gate`` raises ``RequesterLimitError``:
 the plan moves on, and when nothing else can serve the caller gets 429 (see ``inference``).
 The first refusal of a limit in a UTC day tells the user once (a notice on the bus).
@@ -123,11 +126,10 @@ class RequesterLimits:
     # -- the ledger ------------------------------------------------------------------------------------------
 
     def load(self, jobs: JobStore) -> None:
-        """Today's spend from the stored history (a restart keeps the caps)."""
-        today = utc_day(self.clock())
-        for job in jobs.list(limit=20_000):
-            if utc_day(job.finished_at or job.created_at) < today - 1:
-                break
+        """Today's spend from the stored history (a restart keeps the caps). Work created since the
+        day before yesterday (UTC) is read, so a job that ran past midnight is counted on the day it
+        ended; ``count`` takes only what this node charged or its own keys spent."""
+        for job in jobs.charged_since((utc_day(self.clock()) - 2) * DAY_S):
             self.count(job)
 
     def _on_event(self, event: Event) -> None:
@@ -146,7 +148,6 @@ class RequesterLimits:
         if not job.cost_usd or not job.rented_node:
             return
         who = job.requester
-        self._names[who.node_id] = who.node_name
         keys: list[LedgerKey] = []
         if job.serving_node_id == rented_node_id(self.node_id, job.rented_node):
             keys.append(("node", job.rented_node, who.node_id))
@@ -155,14 +156,17 @@ class RequesterLimits:
         if who.key and who.node_id == self.node_id and job.origin_node_id == self.node_id:
             keys.append(("key", who.key))
         day = utc_day(job.finished_at or job.created_at)
-        previous = self._jobs.get(job.id)
+        previous = self._jobs.pop(job.id, None)
         if previous is not None:
             for key in previous[2]:
                 self._totals[(previous[0], key)] = self._totals.get((previous[0], key), 0.0) - previous[1]
+        if not keys:
+            return  # another node's work: neither its figures nor its names are this node's to keep
+        self._names[who.node_id] = who.node_name
         for key in keys:
             self._totals[(day, key)] = self._totals.get((day, key), 0.0) + job.cost_usd
         self._jobs[job.id] = (day, job.cost_usd, tuple(keys))
-        self._forget_old(day)
+        self._forget_old(utc_day(self.clock()))
 
     def _forget_old(self, day: int) -> None:
         if len(self._jobs) % 512 or not self._jobs:
