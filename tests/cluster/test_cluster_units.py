@@ -28,7 +28,7 @@ from app.services.events import EventBus, PairInviteEnded
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
-from app.services.rented.upstream import rented_node_id
+from app.services.node_ids import rented_node_id
 from tests.cluster.conftest import Node
 
 ME, PEER, OTHER = (str(uuid.uuid4()) for _ in range(3))

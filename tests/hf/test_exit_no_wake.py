@@ -18,11 +18,12 @@ def fakes(exiting: bool) -> tuple[HfHooks, Any, list[str]]:
 
     class Client:
         async def resume(self, namespace: str, endpoint: str) -> Any:
-            resumed.append(endpoint)
+            resumed.append(f"resume {endpoint}")
             raise UpstreamError("stop here: the resume call is what this test looks for")
 
     watch = SimpleNamespace(hf_state="paused", lock=asyncio.Lock(), namespace="demo-user", endpoint="gpu")
     lifecycle = SimpleNamespace(watch_of=lambda node: watch, touch=lambda w: None, clock=lambda: 0.0,
+                                asking=lambda w, asked=True: resumed.append(f"ask {w.endpoint}"),
                                 manager=SimpleNamespace(exiting=exiting, hooks=LifecycleHooks()),
                                 hf=SimpleNamespace(client=Client, before_logout=[]))
     node = SimpleNamespace(name="gpu", decl=SimpleNamespace(
@@ -41,4 +42,5 @@ async def test_wake_on_request_otherwise() -> None:
     hooks, node, resumed = fakes(exiting=False)
     with pytest.raises(UpstreamError):
         await hooks.before_route(node)
-    assert resumed == ["gpu"]
+    # The ask is recorded before the call goes out: a sponsor killed mid-wake still charges the downtime.
+    assert resumed == ["ask gpu", "resume gpu"]

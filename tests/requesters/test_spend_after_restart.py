@@ -16,7 +16,7 @@ from typing import Any
 import openai
 
 from app.harness import NodeProc, wait_until
-from app.services.rented.upstream import rented_node_id
+from app.services.node_ids import rented_node_id
 from app.simulator import SimulatorThread
 from tests.cluster.multinode import pair as pair_nodes
 from tests.cluster.multinode import wait_online

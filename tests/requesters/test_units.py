@@ -19,8 +19,9 @@ from app.services.keys.auth import FailedAttempts
 from app.services.keys.limit_text import limit_from_peer
 from app.services.keys.limits import RequesterLimits, today_text
 from app.services.keys.store import KeyRefused, KeyStore
+from app.services.node_ids import rented_node_id
 from app.services.rented.decl import validate_decl
-from app.services.rented.upstream import RentedUpstream, rented_node_id
+from app.services.rented.upstream import RentedUpstream
 
 ME, PEER = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 

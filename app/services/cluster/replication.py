@@ -35,7 +35,7 @@ from app.services.cluster.record_check import ERROR_LIMIT, RecordRefused, checke
 from app.services.cluster.trust import PeerPin
 from app.services.events import WorkloadUpdated
 from app.services.jobs.records import Workload
-from app.services.rented.upstream import rented_node_id
+from app.services.node_ids import rented_node_id
 from app.services.text_safety import printable, scrub_for_peer
 
 if TYPE_CHECKING:

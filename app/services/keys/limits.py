@@ -37,7 +37,8 @@ from app.services.jobs.records import Workload
 from app.services.jobs.store import JobStore
 from app.services.keys.limit_text import rate_refusal, spend_refusal
 from app.services.keys.store import KeyStore
-from app.services.rented.upstream import RentedUpstream, rented_node_id
+from app.services.node_ids import rented_node_id
+from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 

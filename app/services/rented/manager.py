@@ -51,6 +51,7 @@ from app.services.guard import FailureNotices
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import requester_text
 from app.services.jobs.store import JobStore
+from app.services.node_ids import rented_node_id
 from app.services.outbound import ca_files, outbound_ssl_context
 from app.services.rented.credentials import TokenProvider
 from app.services.rented.decl import RentedDecl, apply_changes, validate_decl
@@ -60,7 +61,7 @@ from app.services.rented.meter import CostMeter, Period
 from app.services.rented.probe import PUBLIC_WARNING
 from app.services.rented.spend import url_identity
 from app.services.rented.store import RentedStore, secret_key
-from app.services.rented.upstream import RentedUpstream, rented_node_id
+from app.services.rented.upstream import RentedUpstream
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -35,6 +34,7 @@ from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, Ups
 from app.services.backends.http_open import FAILOVER_STATUSES
 from app.services.backends.stream_client import StreamClient
 from app.services.errors import UpstreamError
+from app.services.node_ids import rented_node_id
 from app.services.outbound import ca_files, make_client, outbound_ssl_context
 from app.services.rented.decl import LABEL, RentedDecl, check_url
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
@@ -56,11 +56,6 @@ HF_STATES = {
     "ERROR": "unhealthy", "TIMED_OUT": "ended", "COMPLETED": "ended", "CANCELED": "ended", "DELETED": "ended",
 }
 WARMING_WORDS = ("starting", "loading", "initializ", "scale up", "scaling", "warming", "cold", "not ready")
-
-
-def rented_node_id(sponsor_id: str, name: str) -> str:
-    """A stable id for a rented node: the same on every peer, derived from its sponsor and name."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pairwise:{sponsor_id}:rented:{name}"))
 
 
 class RentedUpstream(Upstream):
