@@ -107,6 +107,14 @@ class NodeFacade:
     async def rented_resume(self, name: str) -> dict[str, Any]:
         return await self.api.rented.resume(name)
 
+    async def rented_stop(self, name: str) -> dict[str, Any]:
+        """End a batch window now (its job cancelled on Hugging Face)."""
+        return await self.api.rented.window_stop(name)
+
+    async def rented_pause_for_exit(self, name: str) -> dict[str, Any]:
+        """What pause on exit does to ``name``: pause an endpoint, cancel a batch window."""
+        return await self.api.rented.pause_for_exit(name)
+
     async def rented_delete(self, name: str) -> None:
         await self.api.rented.delete(name)
 

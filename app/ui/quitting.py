@@ -131,9 +131,10 @@ async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDia
     """Pause each target at once; what could not be paused, with why."""
 
     async def one(name: str) -> StillBilling | None:
-        dialog.say(f"Pausing {name}…")
+        window = bool((facade.rented_row(name) or {}).get("hf_job"))
+        dialog.say(f"Cancelling {name}'s batch window…" if window else f"Pausing {name}…")
         try:
-            await asyncio.wait_for(facade.rented_pause(name), PAUSE_TIMEOUT_S)
+            await asyncio.wait_for(facade.rented_pause_for_exit(name), PAUSE_TIMEOUT_S)
             return None
         except TimeoutError:
             why = f"Hugging Face did not answer within {PAUSE_TIMEOUT_S:g} s"

@@ -138,6 +138,8 @@ class TrayController(QObject):
             self.tasks.spawn(self._act(self.facade.rented_pause(name)), name=f"pause {name}")
         elif verb == "resume":
             self.tasks.spawn(self._act(self.facade.rented_resume(name)), name=f"resume {name}")
+        elif verb == "stop":
+            self.tasks.spawn(self._act(self.facade.rented_stop(name)), name=f"stop {name}")
 
     async def _act(self, coro: Any) -> None:
         await coro

@@ -19,7 +19,7 @@ QUIET_REASONS = ("routing policy is 'never'", "not shared")
 @dataclass
 class MenuItem:
     text: str
-    action: str | None = None  # "open", "add_rented", "quit", "pause:NAME", "resume:NAME", "show:NAME", "budget:NAME"
+    action: str | None = None  # "open", "add_rented", "quit", "pause:NAME", "resume:NAME", "stop:NAME", "show:NAME", "budget:NAME"
     enabled: bool = True
     tooltip: str = ""
     children: list[MenuItem] = field(default_factory=list)
@@ -89,6 +89,10 @@ def tooltip(state: str, *, name: str, active_jobs: int, rented: list[dict[str, A
     return "\n".join(lines)
 
 
+STOP_TIP = ("Cancels the batch window's job on Hugging Face: billing stops. A window cannot be paused or "
+            "resumed; a later batch starts a new window and loads the model again.")
+
+
 def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
     name = str(row.get("name"))
     text = f"{name} — {glossary.rented_state(row)}"
@@ -97,6 +101,11 @@ def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
         text += f" · {glossary.money(cost)} today"
     if not own:
         return MenuItem(f"{text} · shared by {row.get('sponsor', '?')}", action=f"show:{name}", enabled=True)
+    if row.get("hf_job"):  # a batch window has no pause or resume: it runs to its end or is stopped
+        return MenuItem(text, children=[
+            MenuItem(f"{glossary.per_hour(row.get('price_per_hour'))} · {row.get('gpu') or 'GPU unknown'}", enabled=False),
+            MenuItem("Stop window", action=f"stop:{name}", enabled=bool(row.get("stoppable")), tooltip=STOP_TIP),
+            MenuItem("Details…", action=f"show:{name}")])
     managed = glossary.managed(row)
     why = "" if managed else "Pairwise did not create this endpoint, so it cannot pause or resume it"
     refusal = glossary.resume_refusal(row)

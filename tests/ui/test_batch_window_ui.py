@@ -7,6 +7,7 @@ from typing import Any
 
 from app.simulator import SimulatedHF
 from tests.ui.conftest import REPO, until
+from tests.ui.helpers import find_action, open_menu
 
 
 async def test_a_window_failing_to_load_shows_its_last_log_lines(sim: SimulatedHF, make_app: Any) -> None:
@@ -80,3 +81,53 @@ async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) 
     row = app.facade.rented_row("batch")
     assert row is not None and row["provider"] == "huggingface-job" and row["policy"] == "prefer"
     wizard.accept()
+
+
+async def running_window(app: Any, sim: SimulatedHF) -> dict[str, Any]:
+    await app.facade.hf_login(sim.demo_token)
+    assert app.node.hf_jobs is not None
+    await app.node.hf_jobs.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
+    return await until(lambda: (r := app.facade.rented_row("batch")) and r.get("hf_stage") == "RUNNING" and r,
+                       timeout=20, what="the window to run")  # type: ignore[no-any-return]
+
+
+def sim_stage(sim: SimulatedHF) -> str:
+    return str(sim.state.jobs.all()[0].stage)
+
+
+async def test_a_window_offers_stop_where_an_endpoint_offers_pause_and_resume(sim: SimulatedHF,
+                                                                              make_app: Any) -> None:
+    app = await make_app()
+    row = await running_window(app, sim)
+    assert row["billing"]
+    await until(lambda: app.tray.state == "billing", what="the tray to show the window billing")
+    entry = next(item for item in open_menu(app) if isinstance(item, tuple) and item[0].startswith("batch — "))
+    assert entry[1][1:] == ["Stop window", "Details…"], "a Job cannot pause or resume"
+    stop = find_action(app.tray.menu, "Stop window")
+    assert stop.isEnabled() and "cannot be paused or resumed" in stop.toolTip()
+
+    app.open_window()
+    app.window.show_node("batch")
+    detail = app.window.detail
+    assert detail.stop_button.isVisibleTo(detail) and detail.stop_button.isEnabled()
+    assert not detail.pause_button.isVisibleTo(detail) and not detail.resume_button.isVisibleTo(detail)
+
+    stop.trigger()
+    await until(lambda: sim_stage(sim) == "CANCELED", what="the job cancelled on Hugging Face")
+    await until(lambda: not (app.facade.rented_row("batch") or {}).get("stoppable"), what="the window ended")
+    open_menu(app)
+    assert not find_action(app.tray.menu, "Stop window").isEnabled()
+    detail.refresh()
+    assert not detail.stop_button.isEnabled()
+
+
+async def test_quit_cancels_a_window_instead_of_pausing_it(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    await running_window(app, sim)
+    assert app.facade.pause_on_exit_targets() == ["batch"]
+    app.request_quit()
+    await until(lambda: app._done.is_set(), timeout=20, what="quit to finish")
+    dialog = app.quit_dialog
+    assert "Cancelling batch's batch window…" in dialog.steps and dialog.steps[-1] == "Stopped."
+    assert sim_stage(sim) == "CANCELED"
+    assert not app.sent or "Still billing" not in " ".join(app.sent.titles())

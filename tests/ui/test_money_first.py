@@ -131,15 +131,21 @@ async def test_a_taken_name_and_no_quota_are_caught_before_billing(sim: Simulate
     await until(lambda: wizard.currentId() == Page.CONFIRM, what="the confirmation")
 
 
-async def test_cancel_after_billing_started_asks_and_pause_stops_the_bill(sim: SimulatedHF, make_app: Any) -> None:
-    await sim.control("POST", "/_sim/settings", {"initializing_s": 30.0})  # stays Initializing (billed)
-    app = await make_app()
+async def _at_progress(app: Any, sim: SimulatedHF, params: dict[str, Any]) -> RentWizard:
+    """The wizard renting ``params`` (an endpoint's, or a window's with ``window``), on its progress page."""
     await app.facade.hf_login(sim.demo_token)
     wizard = RentWizard(app.facade, app.tasks)
     app.wizard = wizard
-    wizard.choice.params = {"name": "gpu", "model": REPO, **T4}
+    wizard.choice.params = params
     wizard.setStartId(Page.PROGRESS)
     wizard.show()
+    return wizard
+
+
+async def test_cancel_after_billing_started_asks_and_pause_stops_the_bill(sim: SimulatedHF, make_app: Any) -> None:
+    await sim.control("POST", "/_sim/settings", {"initializing_s": 30.0})  # stays Initializing (billed)
+    app = await make_app()
+    wizard = await _at_progress(app, sim, {"name": "gpu", "model": REPO, **T4})
     await until(lambda: wizard.progress.billing_started(), what="the endpoint created")
     await until(lambda: sim_state(sim, "gpu") == "initializing", what="billing")
     wizard.reject()
@@ -206,3 +212,18 @@ async def test_failed_requests_are_listed_in_jobs_with_why(make_app: Any) -> Non
     assert any(s.startswith("failed: model 'nope' not found on any node") for s in states)
     assert any(s.startswith("failed: ") and "messages" in s for s in states)
     assert not app.node.jobs.list(active_only=True)  # none left queued
+
+
+async def test_cancel_while_a_window_loads_offers_stop_not_pause(sim: SimulatedHF, make_app: Any) -> None:
+    await sim.control("POST", "/_sim/settings", {"job_loading_s": 30.0})  # stays loading (billed)
+    app = await make_app()
+    wizard = await _at_progress(app, sim, {"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
+    await until(lambda: wizard.progress.billing_started(), what="the job started")
+    wizard.reject()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question")
+    assert sorted(b.text() for b in box.buttons()) == ["Don't close", "Keep it running", "Stop it"]
+    assert "a later batch starts a new window" in box.informativeText()
+    next(b for b in box.buttons() if b.text() == "Stop it").click()
+    await until(lambda: not wizard.isVisible(), what="the wizard closed")
+    assert wizard.cancel_choice == "stop"
+    await until(lambda: sim.state.jobs.all()[0].stage == "CANCELED", what="the job cancelled on HF")

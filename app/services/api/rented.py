@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.services.errors import ConfigError, FeatureMissing
 from app.services.hf import states
+from app.services.hf.jobs_models import TERMINAL
 
 if TYPE_CHECKING:
     from app.services.hf.jobs_ops import HfJobs
@@ -19,15 +20,21 @@ if TYPE_CHECKING:
 
 
 def with_actions(row: dict[str, Any]) -> dict[str, Any]:
-    """A sponsor's rented row with what a person can do about it, and whether it costs money now."""
+    """A sponsor's rented row with what a person can do about it, and whether it costs money now.
+    A batch window (a Job Pairwise started) is never pausable or resumable; it is ``stoppable``
+    (its job cancelled) until it has ended."""
     hf_state = row.get("hf_state")
     managed = bool((row.get("lifecycle") or {}).get("managed"))
+    if row.get("hf_job"):
+        stage = row.get("hf_stage")
+        return {**row, "billing": stage in states.JOB_BILLED, "pausable": False, "resumable": False,
+                "stoppable": stage not in TERMINAL}
     if hf_state is not None:
         billing = hf_state in states.BILLED
     else:  # not a managed HF endpoint: an eligible node with an hourly price is taken to be billing
         billing = row.get("state") == "eligible" and bool(row.get("price_per_hour"))
     return {**row, "billing": billing, "pausable": managed and hf_state in states.PAUSABLE,
-            "resumable": managed and hf_state in states.RESUMABLE}
+            "resumable": managed and hf_state in states.RESUMABLE, "stoppable": False}
 
 
 class RentedApi:
@@ -63,10 +70,18 @@ class RentedApi:
         return with_actions(self._manager().show(name))
 
     def pause_on_exit_targets(self) -> builtins.list[str]:
-        """Rented nodes that stopping this node will pause (managed, pause on exit on, not already paused)."""
+        """Rented nodes that stopping this node will pause (an endpoint: managed, pause on exit on, not
+        already paused) or cancel (a batch window that has not ended, pause on exit on)."""
         return [r["name"] for r in self.list()
                 if (r.get("lifecycle") or {}).get("managed") and (r.get("lifecycle") or {}).get("pause_on_sponsor_exit")
-                and r.get("hf_state") not in ("paused", "failed", None)]
+                and (r["stoppable"] if r.get("hf_job") else r.get("hf_state") not in ("paused", "failed", None))]
+
+    async def pause_for_exit(self, name: str) -> dict[str, Any]:
+        """What pause on exit does to one rented node, now: pause an endpoint, cancel a batch window."""
+        row = self.show(name)
+        if row.get("hf_job"):
+            return with_actions(await self._windows().stop(name, on_exit=True))
+        return await self.pause(name)
 
     def waive_pause_on_exit(self, names: builtins.list[str]) -> None:
         """The user chose to stop while these still bill (the tray tried to pause them and said so): the
@@ -141,7 +156,7 @@ class RentedApi:
         return await self._windows().create(params)
 
     async def window_stop(self, name: str) -> dict[str, Any]:
-        return await self._windows().stop(name)
+        return with_actions(await self._windows().stop(name))
 
     def window_extend(self, name: str) -> None:
         """Always refused, naming why (HF cannot lengthen a job)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from app.services.errors import PairwiseError, RefusedError
 from app.services.hf.jobs_lifecycle import JobLifecycle
-from app.services.hf.jobs_models import TERMINAL
+from app.services.hf.jobs_models import EXIT_STOP, TERMINAL
 from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,7 @@ class JobHooks:
         limit = self.lifecycle.tuning.stop_timeout_s
         try:
             async with asyncio.timeout(limit):
-                await self.lifecycle.stop_now(node, "exit", "the sponsor is stopping (pause on exit cancels a "
-                                                            "batch window)")
+                await self.lifecycle.stop_now(node, "exit", EXIT_STOP)
             log.info("rented node %s: batch window canceled on sponsor exit", node.name)
         except (TimeoutError, PairwiseError) as exc:
             message = exc.message if isinstance(exc, PairwiseError) else f"no answer within {limit:g} s"

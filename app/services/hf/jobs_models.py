@@ -18,6 +18,7 @@ from app.services.errors import ConfigError
 
 STAGES = ("SCHEDULING", "RUNNING", "UPDATING", "COMPLETED", "CANCELED", "ERROR", "DELETED")
 TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
+EXIT_STOP = "the sponsor is stopping (pause on exit cancels a batch window)"  # why an exit cancels a window
 PORT_FEE_PER_HOUR = 0.01  # HF's flat fee per job with an exposed port, on top of the hardware
 LABEL_SPONSOR, LABEL_RENTED = "pairwise-sponsor", "pairwise-rented"
 LABEL_VALUE = re.compile(r"^[A-Za-z0-9._-]{1,100}$")

@@ -24,6 +24,7 @@ from app.services.errors import ConfigError, RefusedError
 from app.services.hf.errors import HfError
 from app.services.hf.jobs_lifecycle import JobLifecycle, is_hf_job
 from app.services.hf.jobs_models import (
+    EXIT_STOP,
     JOB_ENGINES,
     LABEL_RENTED,
     LABEL_SPONSOR,
@@ -46,6 +47,27 @@ STOP_NOTE = ("idle stop and budget caps CANCEL the job (a window cannot pause): 
 EXTEND_REFUSAL = ("Hugging Face Jobs have no call to lengthen a running job's timeout; start a new window "
                   "instead ('pairwise rented create {name} --provider huggingface-job --model ... --gpu ... "
                   "--window 1h' once this one has ended, or stop it first with 'pairwise rented stop {name}')")
+
+# A batch window has no pause and no resume on HF: what `rented pause|resume|delete` say instead.
+WINDOW_REFUSALS = {
+    "pause": ("A window cannot be paused",
+              "a batch window (a Hugging Face Job) cannot be paused, only cancelled: 'pairwise rented stop {name}' "
+              "ends it now and its billing stops (a later window starts anew and loads the model again)"),
+    "resume": ("A window cannot be resumed",
+               "a batch window (a Hugging Face Job) cannot be resumed: while it runs it needs nothing, and once it "
+               "has ended (or been stopped) start a new window with 'pairwise rented create {name} --provider "
+               "huggingface-job --model ... --gpu ... --window 1h'"),
+    "delete": ("A window has no endpoint",
+               "a batch window (a Hugging Face Job) has no endpoint to delete: 'pairwise rented stop {name}' "
+               "cancels its job now, and 'pairwise rented detach {name}' also forgets the node"),
+}
+
+
+def window_refusal(name: str, verb: str) -> RefusedError:
+    """The refusal of an endpoint's action (pause, resume, delete) on batch window ``name``, naming
+    what to do instead."""
+    title, text = WINDOW_REFUSALS[verb]
+    return RefusedError(f"refused to {verb} {name}: " + text.format(name=name), title=title)
 
 
 def iso(wall: float | None) -> str | None:
@@ -217,9 +239,13 @@ class HfJobs:
             raise ConfigError(f"rented node {name} is not a batch window (a Job Pairwise started)")
         return node, record
 
-    async def stop(self, name: str) -> dict[str, Any]:
+    async def stop(self, name: str, *, on_exit: bool = False) -> dict[str, Any]:
+        """Cancel the window now: a user's stop, or (``on_exit``) what pause on exit does to a window."""
         node, _ = self._job_node(name)
-        await self.lifecycle.stop_now(node, "user", "stopped by the user")
+        if on_exit:
+            await self.lifecycle.stop_now(node, "exit", EXIT_STOP)
+        else:
+            await self.lifecycle.stop_now(node, "user", "stopped by the user")
         return self.manager.show(name)
 
     def extend(self, name: str) -> None:

@@ -22,6 +22,8 @@ from typing import Any
 from app.services.errors import ConfigError, CredentialError, RefusedError
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfError, HfNotFound
+from app.services.hf.jobs_lifecycle import is_hf_job
+from app.services.hf.jobs_ops import window_refusal
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.models import ENGINES, EndpointInfo, HardwareRow, create_body, pick_hardware
 from app.services.hf.records import EndpointRecord, EndpointRecords
@@ -31,6 +33,7 @@ from app.services.hf.watch import split_endpoint
 from app.services.rented.caps import minute_refusal
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
+from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 
@@ -156,15 +159,22 @@ class HfRented:
     # -- actions -----------------------------------------------------------------------------------------------
 
     async def pause(self, name: str) -> dict[str, Any]:
-        await self.lifecycle.pause_now(self.manager.get(name), "user")
+        await self.lifecycle.pause_now(self._endpoint_node(name, "pause"), "user")
         return self.manager.show(name)
 
     async def resume(self, name: str) -> dict[str, Any]:
-        await self.lifecycle.resume_now(self.manager.get(name))
+        await self.lifecycle.resume_now(self._endpoint_node(name, "resume"))
         return self.manager.show(name)
 
-    async def delete(self, name: str) -> dict[str, Any]:
+    def _endpoint_node(self, name: str, verb: str) -> RentedUpstream:
+        """The rented node ``name`` for an endpoint's action; a batch window's refusal names its own way."""
         node = self.manager.get(name)
+        if is_hf_job(node):
+            raise window_refusal(name, verb)
+        return node
+
+    async def delete(self, name: str) -> dict[str, Any]:
+        node = self._endpoint_node(name, "delete")
         if not node.decl.endpoint or node.decl.provider != "huggingface-endpoint":
             raise ConfigError(f"rented node {name} is not a Hugging Face endpoint; use 'pairwise rented detach'")
         namespace, endpoint = split_endpoint(node.decl.endpoint)

@@ -6,3 +6,5 @@ from __future__ import annotations
 BILLED = frozenset({"initializing", "running"})  # what Hugging Face bills
 PAUSABLE = frozenset({"pending", "initializing", "running", "scaledToZero", "updating"})
 RESUMABLE = frozenset({"paused", "failed", "updateFailed"})
+# A batch window (a Job): HF bills from the job's start, so while it runs; a Job has no pause or resume.
+JOB_BILLED = frozenset({"RUNNING", "UPDATING"})

@@ -31,6 +31,7 @@ from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
+from app.ui.tray_model import STOP_TIP
 from app.ui.usage import usage_snippets
 
 LAST_LINES_SHOWN = 12
@@ -132,12 +133,15 @@ class NodeDetail(QWidget):
         buttons = QHBoxLayout()
         self.pause_button = QPushButton("Pause")
         self.resume_button = QPushButton("Resume")
+        self.stop_button = QPushButton("Stop window")  # a batch window's one action: no pause, no resume
+        self.stop_button.setToolTip(STOP_TIP)
         self.delete_button = QPushButton("Delete…")
-        for button in (self.pause_button, self.resume_button, self.delete_button):
+        for button in (self.pause_button, self.resume_button, self.stop_button, self.delete_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
         self.pause_button.clicked.connect(lambda: self._spawn("pause"))
         self.resume_button.clicked.connect(lambda: self._spawn("resume"))
+        self.stop_button.clicked.connect(lambda: self._spawn("stop"))
         self.delete_button.clicked.connect(lambda: self._spawn("delete"))
         layout.addLayout(buttons)
         self.message = QLabel("")
@@ -208,8 +212,11 @@ class NodeDetail(QWidget):
         self.row = own or row or {}
         rented = bool(row and row.get("kind") == "rented") or own is not None
         self.settings_box.setVisible(own is not None)
-        for button in (self.pause_button, self.resume_button, self.delete_button):
-            button.setVisible(own is not None)
+        window = is_window(self.row)
+        for button in (self.pause_button, self.resume_button):
+            button.setVisible(own is not None and not window)
+        self.stop_button.setVisible(own is not None and window)
+        self.delete_button.setVisible(own is not None)
         self.usage_box.setVisible(bool(self.row.get("models")))
         if self.row.get("models"):
             self.usage.setPlainText(usage_snippets(self.facade.status().get("listen") or "127.0.0.1:11434",
@@ -279,6 +286,7 @@ class NodeDetail(QWidget):
         self.peer_rate.setText(peer_text(limits.get("requests_per_min") or {}))
         managed = glossary.managed(row)
         refusal = glossary.resume_refusal(row)
+        self.stop_button.setEnabled(bool(row.get("stoppable")))
         self.pause_button.setEnabled(glossary.pausable(row))
         self.resume_button.setEnabled(glossary.resumable(row) and refusal is None)
         self.resume_button.setToolTip(refusal or "")
@@ -299,6 +307,9 @@ class NodeDetail(QWidget):
             self.pending = None
         elif verb == "pause" and state.startswith("Paused"):
             self.message.setText(f"{row.get('name')} is paused; billing has stopped.")
+            self.pending = None
+        elif verb == "stop" and not row.get("stoppable"):
+            self.message.setText(f"{row.get('name')}'s batch window has ended; billing has stopped.")
             self.pending = None
 
     def _show_lan(self, row: dict[str, Any]) -> None:
@@ -338,6 +349,14 @@ class NodeDetail(QWidget):
             await self.facade.rented_resume(name)
             self.message.setText(f"{name} is starting (billing).")
             self.pending = ("resume", name)
+        elif verb == "stop":
+            if not await confirm(self, f"Stop {name}?", f"Stop {name}'s batch window?", action="Stop window",
+                                 informative=STOP_TIP, destructive=True):
+                return False
+            self.message.setText(f"Stopping {name}…")
+            await self.facade.rented_stop(name)
+            self.message.setText(f"Stopping {name}: Hugging Face cancels its job; billing stops.")
+            self.pending = ("stop", name)
         elif verb == "delete":
             managed = bool((row.get("lifecycle") or {}).get("managed")) and not is_window(row)
             title = f"Delete {name}?" if managed else f"Remove {name} from Pairwise?"

@@ -100,11 +100,15 @@ class RentWizard(QWizard):
         box = QMessageBox(QMessageBox.Icon.Warning, "Billing has started",
                           f"{name} is starting on Hugging Face and billing has started.",
                           QMessageBox.StandardButton.NoButton, self)
-        box.setInformativeText("Keep it starting (it joins your cluster when it runs), pause it (billing stops; "
-                               "resume it later), or delete it (billing stops; it is gone).")
+        window = self.progress.windowed  # a batch window has no pause and no endpoint to delete
+        box.setInformativeText(
+            "Keep it starting (it joins your cluster when it runs) or stop it (its job is cancelled on Hugging "
+            "Face; billing stops; a later batch starts a new window)." if window else
+            "Keep it starting (it joins your cluster when it runs), pause it (billing stops; resume it later), "
+            "or delete it (billing stops; it is gone).")
         keep = box.addButton("Keep it running", QMessageBox.ButtonRole.AcceptRole)
-        pause = box.addButton("Pause it", QMessageBox.ButtonRole.ActionRole)
-        delete = box.addButton("Delete it", QMessageBox.ButtonRole.DestructiveRole)
+        pause = None if window else box.addButton("Pause it", QMessageBox.ButtonRole.ActionRole)
+        delete = box.addButton("Stop it" if window else "Delete it", QMessageBox.ButtonRole.DestructiveRole)
         back = box.addButton("Don't close", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(keep)
         try:
@@ -115,10 +119,14 @@ class RentWizard(QWizard):
             if clicked is pause:
                 self.progress.detail.setText(f"Pausing {name}…")
                 await self.facade.rented_pause(name)
+            elif clicked is delete and window:
+                self.progress.detail.setText(f"Stopping {name}…")
+                await self.facade.rented_stop(name)
             elif clicked is delete:
                 self.progress.detail.setText(f"Deleting {name}…")
                 await self.facade.rented_delete(name)
-            self.cancel_choice = "keep" if clicked is keep else ("pause" if clicked is pause else "delete")
+            self.cancel_choice = "keep" if clicked is keep else (
+                "pause" if clicked is pause else "stop" if window else "delete")
             super().reject()
         finally:
             self._asking = False
