@@ -22,7 +22,7 @@ from typing import Any
 
 from app.harness import REPO, NodeProc, TinyProc, pair
 from app.services.eventloop import loop_name
-from bench import litellm_proxy, nginx_proxy, phases, targets
+from bench import aiohttp_floor, litellm_proxy, nginx_proxy, phases, splice_floor, targets
 from bench.load import Target
 from bench.readings import rss_mb
 from bench.report import headline, table
@@ -120,6 +120,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ngx.start()
             raw["nginx_proc"] = {"version": nginx_proxy.version()}
             paths["nginx"] = phases.Path(Target("nginx", ngx.url), [ngx.pid], tree=True)
+        if args.no_floor:
+            raw["notes"].append("aiohttp floor skipped (--no-floor)")
+        else:
+            floor = aiohttp_floor.FloorRelay(tiny.url, work / "floor.log")
+            stack.callback(floor.stop)
+            floor.start()
+            paths["aiohttp_floor"] = phases.Path(Target("aiohttp_floor", floor.url), [floor.pid])
+            splice = splice_floor.SpliceRelay(tiny.url, work / "splice.log")
+            stack.callback(splice.stop)
+            splice.start()
+            paths["splice_floor"] = phases.Path(Target("splice_floor", splice.url), [splice.pid])
         paths["pairwise"] = phases.Path(Target("pairwise", node_a.url), [node_a.pid])
         if node_b is not None:
             paths["pairwise_2hop"] = phases.Path(Target("pairwise_2hop", node_b.url), [node_b.pid, node_a.pid])
@@ -163,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="every phase once, tiny (for the smoke test)")
     parser.add_argument("--no-litellm", action="store_true", help="leave LiteLLM out")
     parser.add_argument("--no-nginx", action="store_true", help="leave nginx out")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="leave out the floors (bare relays on a node's own libraries, and a protocol splice)")
     parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
     parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},
                         help="comma-separated subset of latency,throughput,concurrency (default: all)")

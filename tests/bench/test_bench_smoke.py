@@ -36,7 +36,8 @@ def test_smoke_run_writes_every_figure(tmp_path: Path) -> None:
     assert isinstance(data["p50_added_per_hop_ms"], float)
     # /proc counts CPU in 10 ms ticks: a smoke run's 50 chunks may cost less than one.
     assert isinstance(data["cpu_us_per_chunk"], float) and data["cpu_us_per_chunk"] >= 0 and data["idle_rss_mb"] > 0
-    for path in ("direct", "pairwise"):
+    # The floors: a bare relay on a node's own libraries, and a protocol-level splice.
+    for path in ("direct", "aiohttp_floor", "splice_floor", "pairwise"):
         assert data["latency"]["stream"][path]["errors"] == 0
         assert data["latency"]["nonstream"][path]["errors"] == 0
         assert data["throughput_paced"][path]["errors"] == []
