@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from app.simulator import controls, endpoint_proxy, endpoints_api, hub_api, jobs_api, router
@@ -41,6 +43,8 @@ async def _faults(request: web.Request, handler: Handler) -> web.StreamResponse:
         if replaced is not None:
             return replaced
     response = await handler(request)
+    if fault is not None and fault.kind == "late":
+        await asyncio.sleep(fault.delay_s)
     if (request.get(CUT_KEY) is not None and not request.get(CUT_DONE_KEY)
             and isinstance(response, web.Response) and not response.prepared):
         return await cut_body(request, response)

@@ -4,7 +4,8 @@ Targets: "management" (/v2), "hub" (whoami, auth-check, jobs), "catalog", "route
 "endpoint:<ns>/<name>" (that endpoint's URL) and "job:<ns>/<id>" (a job's exposed ports). An
 optional "path" narrows a fault to request paths containing that text.
 Kinds: "429" (Retry-After and RateLimit headers), "500", "plain_400" (a non-JSON 400 body),
-"slow" (delay_s, then the normal answer), "timeout" (no answer until the client gives up),
+"slow" (delay_s, then the normal answer), "late" (the request takes effect at once and its answer
+leaves delay_s later, as over a slow way back), "timeout" (no answer until the client gives up),
 "cut_stream" (the body stops after cut_after_chunks stream events, or half-way for a JSON body,
 and the connection drops).
 """
@@ -21,7 +22,7 @@ from aiohttp import web
 from app.simulator.httputil import hf_error, plain_400, rate_limited
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-KINDS = ("429", "500", "slow", "cut_stream", "plain_400", "timeout")
+KINDS = ("429", "500", "slow", "late", "cut_stream", "plain_400", "timeout")
 # Stream events to relay before dropping the connection; set by a cut_stream fault.
 CUT_KEY: web.RequestKey[int] = web.RequestKey("sim_cut_after", int)
 # Set when a streaming relay already applied the cut, so the middleware does not cut again.
@@ -86,6 +87,8 @@ async def apply(request: web.Request, fault: Fault, closing: asyncio.Event) -> w
     if fault.kind == "slow":
         await asyncio.sleep(fault.delay_s)
         return None
+    if fault.kind == "late":
+        return None  # the middleware holds the answer once the request has taken effect
     if fault.kind == "cut_stream":
         request[CUT_KEY] = fault.cut_after_chunks
         return None

@@ -50,7 +50,8 @@ def test_idle_pause_then_refusal_then_wake(sim_factory: Any, node_factory: Any) 
     sim: SimulatorThread = sim_factory(minute_s=minute_s)
     node = start_sponsor(node_factory, sim, minute_s)
     events = Events(node)
-    create(node, "gpu", *L4, "--idle-pause-min", "0.03")  # 1.8 s without a workload
+    # 3 s without a workload, counted from the create: room for the first chat on a loaded machine.
+    create(node, "gpu", *L4, "--idle-pause-min", "0.05")
     wait_show(node, "gpu", "running", lambda r: r["state"] == "eligible")
     assert chat(node).status_code == 200
     idle = events.wait("idle_paused")

@@ -1,4 +1,5 @@
-"""While the sponsor stops, a request for a paused node does not wake it (it would bill on)."""
+"""While the sponsor stops, or once its cap is reached, a request for a paused node does not wake it (it
+would bill on)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from app.services.hf.hooks import HfHooks
 from app.services.rented.hooks import LifecycleHooks
 
 
-def fakes(exiting: bool) -> tuple[HfHooks, Any, list[str]]:
+def fakes(exiting: bool, budget_reason: str | None = None) -> tuple[HfHooks, Any, list[str]]:
     resumed: list[str] = []
 
     class Client:
@@ -26,8 +27,9 @@ def fakes(exiting: bool) -> tuple[HfHooks, Any, list[str]]:
                                 asking=lambda w, asked=True: resumed.append(f"ask {w.endpoint}"),
                                 manager=SimpleNamespace(exiting=exiting, hooks=LifecycleHooks()),
                                 hf=SimpleNamespace(client=Client, before_logout=[]))
-    node = SimpleNamespace(name="gpu", decl=SimpleNamespace(
-        lifecycle=SimpleNamespace(managed=True, wake_on_request=True)))
+    node = SimpleNamespace(name="gpu", price_reason=None, budget_reason=budget_reason, price_per_hour=0.8,
+                           decl=SimpleNamespace(lifecycle=SimpleNamespace(managed=True, wake_on_request=True),
+                                                budget=SimpleNamespace(model_dump=dict)))
     return HfHooks(lifecycle), node, resumed  # type: ignore[arg-type]
 
 

@@ -2,7 +2,9 @@
 
 - ``before_route``: a workload is on its way: the idle timer restarts; a paused managed endpoint with
   ``wake_on_request`` is resumed (event ``woke``) and the request waits out the cold start with
-  X-Scale-Up-Timeout. A resume HF refuses becomes an UpstreamError, so the plan fails over.
+  X-Scale-Up-Timeout. The decision waits for a pause or resume in flight (HF may have taken it before
+  its answer is here), and a request that came before HF gave the endpoint its URL waits for it. A
+  resume HF refuses, or one a cap forbids, becomes an UpstreamError, so the plan fails over.
 - ``on_workload_finished``: the idle timer restarts.
 - ``on_budget_reached``: a managed endpoint owes HF a pause (event ``budget_paused`` once taken).
 - ``on_sponsor_exit``: pause now. If HF has not taken it within ``stop_timeout_s``, say which endpoint
@@ -29,10 +31,13 @@ from app.services.errors import PairwiseError, RefusedError, UpstreamError
 from app.services.events import OwedPauseTaken, StillBilling, Woke
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.lifecycle import HfLifecycle
-from app.services.hf.watch import PAUSABLE_IDLE, Watch
+from app.services.hf.watch import PAUSABLE_IDLE, STARTING, Watch
+from app.services.rented.caps import resume_refusal
 from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
+# States in which HF has given the endpoint a URL or is about to (None: not asked yet).
+URL_COMING = (None, *STARTING, "running", "scaledToZero")
 
 
 class HfHooks:
@@ -54,21 +59,42 @@ class HfHooks:
             return
         lc.touch(watch)
         life = node.decl.lifecycle
-        if not (life.managed and life.wake_on_request) or watch.hf_state != "paused":
+        if not (life.managed and life.wake_on_request):
             return
+        # Decided under the lock: a pause (or resume) HF may have taken already, whose answer is still on
+        # its way, is seen through first; the request would otherwise go to a paused endpoint.
+        async with watch.lock:
+            woken = watch.hf_state == "paused"
+            if woken:
+                await self._wake(node, watch)
+        if woken:
+            lc.bus.publish(Woke(node=node.name, hf_state=watch.hf_state))
+        await self._url_of(node, watch)
+
+    async def _wake(self, node: RentedUpstream, watch: Watch) -> None:
+        lc = self.lifecycle
         if lc.manager.exiting:
             raise UpstreamError(f"rented node {node.name} is paused and the sponsor is stopping: not woken")
-        async with watch.lock:
-            if watch.hf_state != "paused":
-                return
-            sent = lc.clock()
-            lc.asking(watch)
-            try:
-                info = await lc.hf.client().resume(watch.namespace, watch.endpoint)
-            except (HfError, PairwiseError) as exc:
-                raise UpstreamError(f"could not wake rented node {node.name}: {exc.message}") from None
-            await lc.observe(watch, info, sent)
-        lc.bus.publish(Woke(node=node.name, hf_state=watch.hf_state))
+        refusal = resume_refusal(node)  # a cap reached while this request waited for the pause
+        if refusal:
+            raise UpstreamError(f"rented node {node.name} is paused and not woken: {refusal}")
+        sent = lc.clock()
+        lc.asking(watch)
+        try:
+            info = await lc.hf.client().resume(watch.namespace, watch.endpoint)
+        except (HfError, PairwiseError) as exc:
+            raise UpstreamError(f"could not wake rented node {node.name}: {exc.message}") from None
+        await lc.observe(watch, info, sent)
+
+    async def _url_of(self, node: RentedUpstream, watch: Watch) -> None:
+        """A request that came before HF gave the endpoint its URL (it does once a replica is scheduled)
+        waits for it, within the node's cold-start budget, while HF is bringing the endpoint up."""
+        lc = self.lifecycle
+        # The lifecycle polls a starting endpoint every poll_starting_s and takes the URL into this node.
+        while (not node.decl.url and watch.hf_state in URL_COMING and watch.error is None
+               and node.block_reason is None and lc.manager.nodes.get(node.name) is node):
+            watch.answered.clear()
+            await watch.answered.wait()
 
     def on_workload_finished(self, node: RentedUpstream, job: dict[str, Any]) -> None:
         watch = self.lifecycle.watches.get(node.name)

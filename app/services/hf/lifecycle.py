@@ -78,6 +78,7 @@ from app.services.hf.watch import (
     split_endpoint,
 )
 from app.services.rented.caps import resume_refusal
+from app.services.rented.decl import apply_changes
 from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
 
@@ -324,18 +325,38 @@ class HfLifecycle:
             record = EndpointRecord.of(info, created=False)
             self.records.put(watch.name, record)
         changed = self._check_drift(node, record.drift(info), watch)
+        first_url = self._take_first_url(watch, node, info.url)
         node.set_hf_state(info.state, info.message or None)
+        watch.answered.set()
         if info.state in ("failed", "updateFailed") and previous != info.state:
             self.bus.publish(RentedFailed(node=watch.name, hf_state=info.state, message=info.message or info.state))
         self._enforce_cap(watch, node, previous, info.state)
         if previous != info.state or changed:
             self.manager.changed(f"rented node {watch.name} is {info.state} on Hugging Face")
-        if info.url and node.decl.url != info.url:
-            try:  # HF gives the URL once a replica is scheduled; the node needs it to serve
+        if info.url and (first_url or node.decl.url != info.url):
+            try:  # the manager keeps it (and probes a changed URL on a new node before it serves)
                 await self.manager.set(watch.name, {"url": info.url})
             except PairwiseError as exc:
-                watch.error = f"could not take the endpoint's URL: {exc.message}"
-                log.warning("rented node %s: %s", watch.name, watch.error)
+                self._url_refused(watch, exc)
+
+    def _take_first_url(self, watch: Watch, node: RentedUpstream, url: str | None) -> bool:
+        """Take HF's first URL for the endpoint (given once a replica is scheduled) into the node itself,
+        with its state: a request waiting for it (wake on request) holds this node, and a node that
+        shows running must be able to serve. The manager would install a new node, and only once it
+        has probed it."""
+        if not url or node.decl.url:
+            return False
+        try:
+            node.update_decl(apply_changes(node.decl, {"url": url}))
+        except PairwiseError as exc:
+            self._url_refused(watch, exc)
+            return False
+        return True
+
+    @staticmethod
+    def _url_refused(watch: Watch, exc: PairwiseError) -> None:
+        watch.error = f"could not take the endpoint's URL: {exc.message}"
+        log.warning("rented node %s: %s", watch.name, watch.error)
 
     def _simulated(self) -> bool:
         try:
@@ -362,6 +383,7 @@ class HfLifecycle:
         watch.error = None  # HF answered: there is nothing there
         watch.billing.observe(None, self.clock())
         watch.pause_reason = None  # nothing left to pause
+        watch.answered.set()
         node = self.manager.nodes.get(watch.name)
         if node is None:
             return
@@ -375,6 +397,7 @@ class HfLifecycle:
     def _failed_call(self, watch: Watch, exc: HfError) -> None:
         # The last known state stands; the message says why it may be stale, until a call succeeds.
         watch.error = exc.message
+        watch.answered.set()
         log.warning("rented node %s: %s", watch.name, exc.message)
         node = self.manager.nodes.get(watch.name)
         if node is not None:

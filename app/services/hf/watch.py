@@ -49,6 +49,7 @@ class Watch:
     price_seen_at: float | None = None  # when HF's list last gave the price charged (lifecycle clock)
     activity_dirty: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    answered: asyncio.Event = field(default_factory=asyncio.Event)  # set at each answer from HF, for waiters
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def busy(self) -> bool:

@@ -261,7 +261,6 @@ class RentedUpstream(Upstream):
     # -- requests --------------------------------------------------------------------------------------------
 
     async def open(self, request: UpstreamRequest) -> Opened:
-        base = self._base()
         body = dict(request.body)
         served = self.served_names()
         if body.get("model") not in served:
@@ -274,7 +273,8 @@ class RentedUpstream(Upstream):
         try:
             if self.hooks is not None and self.hooks.before_route:
                 await self.hooks.run_before_route(self, deadline - time.monotonic())
-            opened = await self._send(base + PATHS["openai"][request.operation], body, deadline)
+            # Read after the hooks: a provider gives a new endpoint its URL only once it is scheduled.
+            opened = await self._send(self._base() + PATHS["openai"][request.operation], body, deadline)
         finally:
             self.waking -= 1
         opened.serving_node, opened.serving_node_id, opened.engine = self.name, self.node_id, self.decl.provider
