@@ -52,6 +52,10 @@ class Budget:
     handshake_s: float = 5.0
     evict_idle: bool = False  # when full, close the oldest idle connection instead of the new one
     body_stall_s: float | None = None
+    # A connection whose TLS handshake verified the client's certificate (on the cluster port: a pinned
+    # peer) leaves the per-address count: a paired peer holds one connection per stream it relays at
+    # once, and only ``total`` caps those. Strangers never get past the handshake budget.
+    verified_clients_exempt: bool = False
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -67,7 +71,8 @@ def cluster_budget(open_files: int) -> Budget:
     # concurrent relay), so its address may have 32 handshakes in flight; a stranger holding them
     # open keeps each for 5 s at most, and all of them together stay within ``total``.
     return Budget(total=_clamp(open_files // 4, 32, 512), per_address=64,
-                  handshake_total=_clamp(open_files // 8, 16, 256), handshake_per_address=32, handshake_s=5.0)
+                  handshake_total=_clamp(open_files // 8, 16, 256), handshake_per_address=32, handshake_s=5.0,
+                  verified_clients_exempt=True)
 
 
 class _Gate(asyncio.Protocol):
@@ -81,6 +86,7 @@ class _Gate(asyncio.Protocol):
         self.handler: RequestHandler | None = None
         self.handshaking = False
         self.admitted = False
+        self.verified = False  # the TLS handshake verified the client's certificate
         self.last_data = self.loop.time()
         self.opened = self.last_data
         # Bytes that arrive between the end of the TLS handshake and the moment start_tls returns
@@ -147,6 +153,8 @@ class _Gate(asyncio.Protocol):
         if tls is None or tls.is_closing():
             self.site.release(self)
             return
+        if tls.get_extra_info("peercert"):
+            self.site.client_verified(self)
         self.transport = tls
         self._serve(tls)
 
@@ -279,12 +287,18 @@ class BudgetedSite(web.BaseSite):
             gate.handshaking = False
             self._decrement(self.handshakes, gate.address)
 
+    def client_verified(self, gate: _Gate) -> None:
+        if self.budget.verified_clients_exempt and gate.admitted and not gate.verified:
+            gate.verified = True
+            self._decrement(self.per_address, gate.address)
+
     def release(self, gate: _Gate) -> None:
         self.handshake_done(gate)
         if gate.admitted:
             gate.admitted = False
             self.connections.pop(gate, None)
-            self._decrement(self.per_address, gate.address)
+            if not gate.verified:
+                self._decrement(self.per_address, gate.address)
 
     @staticmethod
     def _decrement(counter: Counter[str], key: str) -> None:

@@ -35,19 +35,40 @@ CONNECT_TIMEOUT_S = 10.0
 JSON_HEADERS = {"content-type": "application/json"}
 
 
+class _PacedConnector(aiohttp.TCPConnector):
+    """A connector that opens at most ``opening`` connections at once (connects and TLS handshakes);
+    the connections it holds open are limited by ``limit`` alone."""
+
+    def __init__(self, *, opening: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._opening = asyncio.Semaphore(opening)
+
+    async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:  # noqa: ASYNC109 - aiohttp's own signature
+        async with self._opening:
+            return await super()._create_connection(req, traces, timeout)
+
+
 class StreamClient:
-    """One pooled aiohttp session per upstream, made on first use inside the running loop."""
+    """One pooled aiohttp session per upstream, made on first use inside the running loop.
+
+    ``max_opening``: connections opened at once (None: no limit). A peer's cluster port admits a
+    bounded number of TLS handshakes per address at once; a burst of relayed streams then waits for
+    its turn to connect instead of being refused, while every stream still gets its own connection."""
 
     def __init__(self, ssl_context: ssl.SSLContext, *, max_connections: int = 1024,
-                 connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S, max_opening: int | None = None) -> None:
         self._ssl = ssl_context
         self._max_connections = max_connections
+        self._max_opening = max_opening
         self._connect_timeout_s = connect_timeout_s
         self._session: aiohttp.ClientSession | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(ssl=self._ssl, limit=self._max_connections, limit_per_host=0)
+            connector = (aiohttp.TCPConnector(ssl=self._ssl, limit=self._max_connections, limit_per_host=0)
+                         if self._max_opening is None else
+                         _PacedConnector(opening=self._max_opening, ssl=self._ssl, limit=self._max_connections,
+                                         limit_per_host=0))
             self._session = aiohttp.ClientSession(
                 connector=connector, trust_env=False, auto_decompress=False,  # bytes pass through as sent
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout_s),

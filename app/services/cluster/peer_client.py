@@ -33,7 +33,10 @@ API_PREFIX = "/cluster/v1"
 RELAY_RETRY_STATUSES = FAILOVER_STATUSES | {401, 403}
 
 
-RELAY_CONNECTIONS_PER_PEER = 30
+# Relay connections opened at once to one peer: under the peer's budget of TLS handshakes per address
+# (listener_budget: 32). Once verified, a peer's connections are capped by the port's total only.
+RELAY_OPENING_PER_PEER = 24
+RELAY_CONNECTIONS_PER_PEER = 512
 
 
 class PeerError(PairwiseError):
@@ -57,9 +60,10 @@ class PeerClient:
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
             trust_env=False,
         )
-        # Stay under the peer's connection budget for one address (listener_budget: 32 TLS handshakes
-        # at once): a burst of relayed streams then waits for a connection instead of being refused.
-        self._streams = StreamClient(context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER)
+        # A burst of relayed streams opens its connections a few at a time (under the peer's budget of
+        # handshakes per address) instead of being refused; each stream still gets its own connection.
+        self._streams = StreamClient(context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER,
+                                     max_opening=RELAY_OPENING_PER_PEER)
 
     @property
     def label(self) -> str:
