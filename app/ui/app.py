@@ -75,6 +75,7 @@ class TrayApp(QObject):
         self.bridge.jobs_changed.connect(self.window.refresh_soon)
         self.tray.open_requested.connect(self.open_window)
         self.tray.add_rented_requested.connect(self.open_wizard)
+        self.tray.welcome_requested.connect(self.open_welcome)
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.show_node_requested.connect(self.window.show_node)
         self.tray.raise_budget_requested.connect(self.window.raise_budget)
@@ -116,6 +117,8 @@ class TrayApp(QObject):
                                          check_ms=self.frontdoor_check_ms)
             self.welcome.frontdoor_opened.connect(self.window.refresh_soon)
             self.welcome.engines.adopted.connect(self.window.refresh_soon)
+            self.welcome.pair.paired.connect(self.window.refresh_soon)
+            self.welcome.rent_requested.connect(self.open_wizard)
         self.welcome.start()
 
     def _check_tray(self) -> None:

@@ -23,6 +23,7 @@ COALESCE_MS = 150
 class TrayController(QObject):
     open_requested = Signal()
     add_rented_requested = Signal()
+    welcome_requested = Signal()
     quit_requested = Signal()
     show_node_requested = Signal(str)
     raise_budget_requested = Signal(str)
@@ -128,6 +129,8 @@ class TrayController(QObject):
             self.open_requested.emit()
         elif verb == "add_rented":
             self.add_rented_requested.emit()
+        elif verb == "welcome":
+            self.welcome_requested.emit()
         elif verb == "quit":
             self.quit_requested.emit()
         elif verb == "show":

@@ -145,5 +145,6 @@ def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str,
         for row in rented_rows:
             items.append(rented_entry(row, own=row.get("name") in own))
     items += [MenuItem(SEPARATOR), MenuItem("Add rented GPU…", action="add_rented"),
-              MenuItem("Open Pairwise…", action="open"), MenuItem(SEPARATOR), MenuItem("Quit", action="quit")]
+              MenuItem("Open Pairwise…", action="open"), MenuItem("Getting started…", action="welcome"),
+              MenuItem(SEPARATOR), MenuItem("Quit", action="quit")]
     return items

@@ -1,5 +1,7 @@
-"""The welcome window: on first start (or while another program holds the front door), what
-Pairwise found on this machine and, when Ollama holds 127.0.0.1:11434, moving it as step one.
+"""The welcome window: on first start (or while another program holds the front door), what runs
+and the address apps use, then a newcomer's steps: moving Ollama when it holds 127.0.0.1:11434, the
+engines found on this machine, pairing a machine, renting a GPU and trying the demo
+(``welcome_steps``). It shows once; the tray menu's Getting started… opens it again.
 
 Pairwise changes no system service: the steps are shown for the user to run. Meanwhile the node
 runs without its front door, and a timer asks the OS whether the address is free (a local bind,
@@ -15,12 +17,14 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +34,8 @@ from app.services.errors import PortTaken
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
+from app.ui.sizing import fit_to_screen
+from app.ui.welcome_steps import DemoStep, PairStep, RentStep, step_text
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +122,11 @@ class FoundEnginesPanel(QWidget):
 
 
 class WelcomeWindow(QWidget):
-    """First start: the front door (step one when Ollama holds it), then the engines found."""
+    """First start: what runs and its address, then the steps: the front door (when Ollama holds
+    it), add an engine, pair a machine, rent a GPU, try the demo."""
 
     frontdoor_opened = Signal()
+    rent_requested = Signal()
 
     def __init__(self, facade: NodeFacade, tasks: Tasks, problem: PortTaken | None = None, *,
                  ports: list[int] | None = None, check_ms: int = FRONTDOOR_CHECK_MS) -> None:
@@ -126,13 +134,21 @@ class WelcomeWindow(QWidget):
         self.facade, self.tasks, self.problem = facade, tasks, problem
         self.setWindowTitle("Welcome to Pairwise")
         self.setWindowIcon(app_icon())
-        self.resize(720, 560)
         layout = QVBoxLayout(self)
-        intro = QLabel("Pairwise gives every app on this machine one address for all your models — "
-                       "this machine's engines, your other machines' and rented GPUs: "
-                       f"<b>http://{facade.front_door_listen()}</b> (Ollama and OpenAI APIs).")
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
+        self.intro = QLabel(self._intro_text())
+        self.intro.setObjectName("welcomeIntro")
+        self.intro.setWordWrap(True)
+        self.intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.intro)
+
+        steps = QWidget()
+        steps_layout = QVBoxLayout(steps)
+        steps_layout.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()  # at a large font or scale factor the steps scroll instead of being cut
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(steps)
+        layout.addWidget(scroll, 1)
 
         self.door_box = QGroupBox(self._door_title())
         self.door_box.setObjectName("frontDoorStep")
@@ -147,20 +163,35 @@ class WelcomeWindow(QWidget):
         door.addWidget(self.door_text)
         door.addWidget(self.door_status)
         self.door_box.setVisible(problem is not None)
-        layout.addWidget(self.door_box)
+        steps_layout.addWidget(self.door_box)
 
-        engines = QGroupBox("Engines on this machine")
+        first = 2 if problem is not None else 1  # moving Ollama, when it holds the address, is step one
+        engines = QGroupBox(f"Step {first}: add an engine")
+        engines.setObjectName("engineStep")
         e = QVBoxLayout(engines)
+        e.addWidget(step_text("An engine runs the models (Ollama, LM Studio, llama.cpp, vLLM, Jan…). Pairwise "
+                              "looked on this machine; adopt what it found, or add one by URL in Settings."))
         self.engines = FoundEnginesPanel(facade, tasks, ports)
+        self.engines.list.setMaximumHeight(self.fontMetrics().lineSpacing() * 7)
         e.addWidget(self.engines)
-        layout.addWidget(engines, 1)
+        steps_layout.addWidget(engines)
+        self.pair = PairStep(facade, tasks, f"Step {first + 1}: pair a machine")
+        self.rent = RentStep(facade, f"Step {first + 2}: rent a GPU")
+        self.rent.rent_requested.connect(self.rent_requested.emit)
+        self.demo = DemoStep(self._address(), f"Step {first + 3}: try the demo")
+        for step in (self.pair, self.rent, self.demo):
+            steps_layout.addWidget(step)
+        steps_layout.addStretch(1)
 
         bottom = QHBoxLayout()
-        bottom.addStretch(1)
+        reopen = QLabel("This window shows once. Open it again from the tray menu: Getting started…")
+        reopen.setWordWrap(True)
+        bottom.addWidget(reopen, 1)
         self.done_button = QPushButton("Done")
         self.done_button.clicked.connect(self.close)
         bottom.addWidget(self.done_button)
         layout.addLayout(bottom)
+        fit_to_screen(self, width_chars=100, height_lines=46)
 
         self._check = QTimer(self)
         self._check.setInterval(check_ms)
@@ -170,6 +201,21 @@ class WelcomeWindow(QWidget):
             self.door_status.setText(f"Waiting for {problem.address} to be free… Pairwise starts there on its own "
                                      "the moment it is.")
             self._check.start()
+
+    def _address(self) -> str:
+        """Where apps reach this node: where it answers, or (front door not open yet) where it will."""
+        return self.facade.front_door_address() or self.facade.front_door_listen()
+
+    def _intro_text(self) -> str:
+        address = self._address()
+        waiting = (" as soon as step 1 is done" if self.problem is not None and not self.facade.frontdoor_open()
+                   else "")
+        return ("<p><b>Pairwise is running on this machine</b>, in the tray. It gives every app here one address "
+                f"for all your models{waiting}: <b>http://{address}</b> — apps that speak Ollama use it as it is, "
+                f"apps that speak OpenAI use <b>http://{address}/v1</b>. Behind it are this machine's engines, "
+                "your other machines' and any GPU you rent.</p>"
+                "<p>Only apps on this machine can use that address. Nothing is rented or billed until you rent a "
+                "GPU yourself. Closing this window keeps Pairwise running; Quit in the tray menu stops it.</p>")
 
     def _door_title(self) -> str:
         if self.problem is not None and self.problem.holder_kind == "ollama":
@@ -212,6 +258,8 @@ class WelcomeWindow(QWidget):
         self._opening = False
         self.door_box.setTitle("Step 1: done")
         self.door_status.setText(f"Pairwise now serves on {self.facade.front_door_address()}.")
+        self.intro.setText(self._intro_text())
+        self.demo.set_front_door(self._address())
         self.frontdoor_opened.emit()
         self.engines.look()
 
@@ -238,7 +286,7 @@ class DiscoverDialog(QDialog):
                  ports: list[int] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Engines on this machine")
-        self.resize(640, 360)
+        fit_to_screen(self, width_chars=90, height_lines=20)
         layout = QVBoxLayout(self)
         self.panel = FoundEnginesPanel(facade, tasks, ports)
         layout.addWidget(self.panel)

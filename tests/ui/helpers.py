@@ -1,12 +1,16 @@
-"""Shared steps for UI tests: a running rented GPU on the simulated Hugging Face, menu texts."""
+"""Shared steps for UI tests: a running rented GPU on the simulated Hugging Face, a PIN join, menu texts."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
+from app.harness import REPO as REPO_DIR
+from app.harness import child_env
 from app.simulator import SimulatedHF
 from tests.ui.conftest import REPO, until
 
@@ -24,6 +28,19 @@ async def running_gpu(app: Any, sim: SimulatedHF, name: str = "gpu", **settings:
 def _running(app: Any, name: str) -> dict[str, Any] | None:
     row = app.facade.rented_row(name)
     return row if row and row.get("hf_state") == "running" else None
+
+
+async def join_with_pin(other: Any, dialog: Any) -> None:
+    """The other node (its own process) joins with the PIN and address an open invite dialog shows."""
+    await until(lambda: dialog.pin.text()[:1].isdigit(), what="the PIN")
+    pin = dialog.pin.text().replace(" ", "")
+    address = dialog.address.text().removeprefix("Address: ")
+    assert len(pin) == 6 and "good for" in dialog.status.text()
+    join = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app", "--home", str(other.home), "pair", "join", address, "--pin", pin,
+        cwd=REPO_DIR, env=child_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _out, err = await join.communicate()
+    assert join.returncode == 0, err.decode()
 
 
 def sim_state(sim: SimulatedHF, name: str) -> str | None:

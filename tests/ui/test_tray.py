@@ -10,7 +10,7 @@ from app.simulator import SimulatedHF
 from tests.ui.conftest import until
 from tests.ui.helpers import find_action, open_menu, running_gpu, sim_state
 
-TAIL = ["-", "Add rented GPU…", "Open Pairwise…", "-", "Quit"]
+TAIL = ["-", "Add rented GPU…", "Open Pairwise…", "Getting started…", "-", "Quit"]
 
 
 async def test_idle(make_app: Any) -> None:
@@ -80,7 +80,7 @@ async def test_attention_when_a_rented_node_fails(sim: SimulatedHF, make_app: An
     menu = open_menu(app)
     assert "⚠ gpu failed: CUDA out of memory" in menu
     assert "⚠ gpu failed" in menu  # the notification, until the user looks
-    assert menu[-5:] == TAIL
+    assert menu[-len(TAIL):] == TAIL
     title, children = next(m for m in menu if isinstance(m, tuple))
     assert title.startswith("gpu — Failed")
     assert find_action(app.tray.menu, "Resume").isEnabled()

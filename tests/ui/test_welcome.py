@@ -1,23 +1,37 @@
-"""The tray's first run (issue 15): Ollama holds the front door, the welcome window shows moving it as
-step one and the engines found; once Ollama has moved, the front door opens without a restart and
+"""The tray's first run (issues 15 and 17): Ollama holds the front door, the welcome window shows moving it
+as step one and the engines found; once Ollama has moved, the front door opens without a restart and
 Ollama is adopted where it went; the found OpenAI-compatible server is adopted with a click and its
-model answers through the front door."""
+model answers through the front door. The welcome says what runs and the address, and each next step
+does what it says: Pair a machine… opens the PIN invite (a second node process joins with it), Rent a
+GPU… the Add rented GPU wizard, the demo's command is one the CLI takes and is copied; the tray menu's
+Getting started… opens the window again."""
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import socket
 from pathlib import Path
 from typing import Any
 
 import httpx
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QWidget
 
+from app.cli import build_parser
+from app.cli_demo import run_demo
 from app.home import Home
 from app.services.bootstrap import build_node
+from app.simulator import SimulatedHF
 from app.tinymodel import TinyModelOptions, start_tiny
+from app.ui import dialogs
 from app.ui.app import TrayApp
+from app.ui.views.pairing import InviteDialog
 from app.ui.welcome import DiscoverDialog
+from app.ui.wizard.wizard import Page
 from tests.ui.conftest import until
+from tests.ui.helpers import find_action, join_with_pin
 
 
 def free_pair() -> int:
@@ -50,6 +64,9 @@ async def test_first_run_with_ollama_on_the_front_door(tmp_path: Path, qapp: Any
         assert welcome is not None and welcome.isVisible()
         assert not node.frontdoor_open
         assert welcome.door_box.isVisible() and welcome.door_box.title() == f"Step 1: move Ollama to 127.0.0.1:{port + 1}"
+        assert f"http://127.0.0.1:{port}</b>" in welcome.intro.text()
+        assert "as soon as step 1 is done" in welcome.intro.text()
+        assert welcome.pair.title() == "Step 3: pair a machine"  # moving Ollama comes first
         assert f"OLLAMA_HOST=127.0.0.1:{port + 1}" in welcome.door_text.text()
         assert f"Waiting for 127.0.0.1:{port}" in welcome.door_status.text()
         found = welcome.engines
@@ -63,6 +80,8 @@ async def test_first_run_with_ollama_on_the_front_door(tmp_path: Path, qapp: Any
         await until(lambda: node.frontdoor_open, timeout=30, what="the front door to open")
         assert node.frontdoor_address == f"127.0.0.1:{port}"
         await until(lambda: welcome.door_box.title() == "Step 1: done", what="step one done")
+        assert "as soon as" not in welcome.intro.text()
+        assert welcome.demo.command.text().endswith(f"demo --listen 127.0.0.1:{port + 2}")
         engines = {e["name"]: e for e in node.engines.describe()}
         assert engines["ollama"]["url"] == f"http://127.0.0.1:{port + 1}"
 
@@ -137,3 +156,75 @@ async def test_a_home_with_engines_is_not_greeted(tmp_path: Path, qapp: Any, mak
         assert app.welcome is None
     finally:
         await engine.close()
+
+
+async def test_the_welcome_says_what_runs_and_where(make_app: Any) -> None:
+    app = await make_app("solo")
+    welcome = app.welcome
+    address = app.node.frontdoor_address
+    port = int(address.rpartition(":")[2])
+    intro = welcome.intro.text()
+    assert "Pairwise is running on this machine" in intro
+    assert f"<b>http://{address}</b>" in intro and f"<b>http://{address}/v1</b>" in intro
+    assert "Nothing is rented or billed until you rent a GPU yourself" in intro
+    assert [box.title() for box in (welcome.pair, welcome.rent, welcome.demo)] == [
+        "Step 2: pair a machine", "Step 3: rent a GPU", "Step 4: try the demo"]
+    assert "simulated Hugging Face" in welcome.demo.text.text() and "nothing is billed" in welcome.demo.text.text()
+    # Colours come from the palette (readable on a dark theme): nothing in the window sets its own.
+    assert not [w.objectName() or type(w).__name__ for w in welcome.findChildren(QWidget) if w.styleSheet()]
+    # Sized from the screen and the font, within the screen.
+    area = welcome.screen().availableGeometry()
+    assert welcome.width() <= area.width() and welcome.height() <= area.height()
+    assert welcome.width() >= welcome.fontMetrics().averageCharWidth() * 60
+
+    # The demo's command is one this CLI takes, beside this node's front door, and copies as it is.
+    command = welcome.demo.command.text()
+    program, _, rest = command.partition(" demo ")
+    args = build_parser().parse_args(["demo", *shlex.split(rest)])
+    assert args.handler is run_demo and args.listen == f"127.0.0.1:{port + 2}" and not args.headless
+    runs = shlex.split(program)
+    assert shutil.which(runs[0]) is not None and (len(runs) == 1 or runs[1:] == ["-m", "app"])
+    welcome.demo.button.click()
+    assert QGuiApplication.clipboard().text() == command
+    assert welcome.demo.button.text() == "Copied"
+    await until(lambda: welcome.demo.button.text() == "Copy", what="the copy button to read Copy again")
+
+
+async def test_pair_a_machine_from_the_welcome(make_app: Any, node_factory: Any) -> None:
+    app = await make_app()
+    other = node_factory("laptop").start()
+    welcome = app.welcome
+    assert welcome.pair.button.isEnabled()
+    welcome.pair.button.click()
+    dialog = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the invite dialog")
+    assert isinstance(dialog, InviteDialog) and dialog is welcome.pair.dialog and dialog.isVisible()
+    welcome.pair.button.click()  # a second click raises the same invite
+    assert dialogs.ACTIVE == [dialog]
+    await join_with_pin(other, dialog)
+    await until(lambda: "Paired with laptop" in dialog.status.text(), what="paired")
+    dialog.accept()
+    await until(lambda: any(peer.get("name") == "laptop" for peer in app.facade.peers()), what="laptop paired")
+
+
+async def test_rent_a_gpu_opens_the_wizard(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    welcome = app.welcome
+    assert app.wizard is None and welcome.rent.button.isEnabled()
+    welcome.rent.button.click()
+    wizard = app.wizard
+    assert wizard is not None and wizard.isVisible()
+    assert wizard.windowTitle() == "Add rented GPU" and wizard.currentId() == Page.INTRO
+    welcome.rent.button.click()  # one wizard at a time: the same one comes forward
+    assert app.wizard is wizard
+    wizard.close()
+
+
+async def test_getting_started_reopens_the_welcome(make_app: Any) -> None:
+    app = await make_app()
+    app.welcome.done_button.click()
+    assert not app.welcome.isVisible() and app.facade.welcomed()
+    app.tray.rebuild()
+    find_action(app.tray.menu, "Getting started…").trigger()
+    await until(lambda: app.welcome.isVisible(), what="the welcome again")
+    app.welcome.close()
+    assert app.facade.welcomed()

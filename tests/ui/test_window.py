@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from typing import Any
 
 import openai
 from PySide6.QtWidgets import QMessageBox
 
-from app.harness import REPO as REPO_DIR
-from app.harness import child_env
 from app.simulator import SimulatedHF
 from app.ui import dialogs
 from app.ui.views.nodes import row_cells
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import running_gpu, sim_state
+from tests.ui.helpers import join_with_pin, running_gpu, sim_state
 
 
 def table(widget: Any) -> list[list[str]]:
@@ -135,15 +131,7 @@ async def test_pairing_with_a_pin(make_app: Any, node_factory: Any) -> None:
     settings = app.window.settings
     settings.invite_button.click()
     dialog = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the invite dialog")
-    await until(lambda: dialog.pin.text()[:1].isdigit(), what="the PIN")
-    pin = dialog.pin.text().replace(" ", "")
-    address = dialog.address.text().removeprefix("Address: ")
-    assert len(pin) == 6 and "good for" in dialog.status.text()
-    join = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app", "--home", str(other.home), "pair", "join", address, "--pin", pin,
-        cwd=REPO_DIR, env=child_env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await join.communicate()
-    assert join.returncode == 0, err.decode()
+    await join_with_pin(other, dialog)
     await until(lambda: "Paired with laptop" in dialog.status.text(), what="paired")
     assert "Paired with laptop" in app.sent.titles()
     dialog.accept()
