@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.api import FoundEngine
+from app.services.api import FoundEngine, glossary
 from app.services.errors import PortTaken
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
@@ -93,7 +93,7 @@ class FoundEnginesPanel(QWidget):
             item.setCheckState(Qt.CheckState.Checked)
             self.list.addItem(item)
         self.adopt_button.setEnabled(bool(self.found))
-        self.note.setText(f"Found {len(self.found)} engine(s) not adopted yet: adopt them to serve their models "
+        self.note.setText(f"Found {glossary.plural(len(self.found), 'engine')} not adopted yet: adopt them to serve their models "
                           "through Pairwise." if self.found else
                           "No engine found that Pairwise has not adopted already. Start one (Ollama, LM Studio, "
                           "llama.cpp, vLLM, Jan…) and look again, or add one by URL in Settings.")
@@ -111,7 +111,7 @@ class FoundEnginesPanel(QWidget):
 
     async def _adopt(self, chosen: list[FoundEngine]) -> None:
         added = await self.facade.adopt_engines(chosen)
-        names = ", ".join(f"{a['name']} ({len(a.get('models') or [])} models)" for a in added)
+        names = ", ".join(f"{a['name']} ({glossary.plural(len(a.get('models') or []), 'model')})" for a in added)
         await self._look()
         self.note.setText(f"Adopted {names}." if added else "Nothing new to adopt.")
         self.adopted.emit()
@@ -172,7 +172,7 @@ class WelcomeWindow(QWidget):
         e.addWidget(step_text("An engine runs the models (Ollama, LM Studio, llama.cpp, vLLM, Jan…). Pairwise "
                               "looked on this machine; adopt what it found, or add one by URL in Settings."))
         self.engines = FoundEnginesPanel(facade, tasks, ports)
-        self.engines.list.setMaximumHeight(self.fontMetrics().lineSpacing() * 7)
+        self.engines.list.setMaximumHeight(self.fontMetrics().lineSpacing() * 6)
         e.addWidget(self.engines)
         steps_layout.addWidget(engines)
         self.pair = PairStep(facade, tasks, f"Step {first + 1}: pair a machine")
@@ -191,7 +191,7 @@ class WelcomeWindow(QWidget):
         self.done_button.clicked.connect(self.close)
         bottom.addWidget(self.done_button)
         layout.addLayout(bottom)
-        fit_to_screen(self, width_chars=100, height_lines=46)
+        fit_to_screen(self, width_chars=128, height_lines=52)
 
         self._check = QTimer(self)
         self._check.setInterval(check_ms)
@@ -210,12 +210,13 @@ class WelcomeWindow(QWidget):
         address = self._address()
         waiting = (" as soon as step 1 is done" if self.problem is not None and not self.facade.frontdoor_open()
                    else "")
-        return ("<p><b>Pairwise is running on this machine</b>, in the tray. It gives every app here one address "
-                f"for all your models{waiting}: <b>http://{address}</b> — apps that speak Ollama use it as it is, "
-                f"apps that speak OpenAI use <b>http://{address}/v1</b>. Behind it are this machine's engines, "
-                "your other machines' and any GPU you rent.</p>"
-                "<p>Only apps on this machine can use that address. Nothing is rented or billed until you rent a "
-                "GPU yourself. Closing this window keeps Pairwise running; Quit in the tray menu stops it.</p>")
+        return ("<p><b>Pairwise is running on this machine</b>, in the tray. Every app here reaches all your "
+                "models — this machine's engines, your other machines' and any GPU you rent — at one "
+                f"address{waiting}:</p>"
+                f"<p style='margin-left:16px'><b>http://{address}</b> for apps that speak Ollama<br>"
+                f"<b>http://{address}/v1</b> for apps that speak OpenAI</p>"
+                "<p>Only apps on this machine can use it. Nothing is rented or billed until you rent a GPU "
+                "yourself. Closing this window keeps Pairwise running; Quit in the tray menu stops it.</p>")
 
     def _door_title(self) -> str:
         if self.problem is not None and self.problem.holder_kind == "ollama":

@@ -64,7 +64,7 @@ async def test_first_run_with_ollama_on_the_front_door(tmp_path: Path, qapp: Any
         assert welcome is not None and welcome.isVisible()
         assert not node.frontdoor_open
         assert welcome.door_box.isVisible() and welcome.door_box.title() == f"Step 1: move Ollama to 127.0.0.1:{port + 1}"
-        assert f"http://127.0.0.1:{port}</b>" in welcome.intro.text()
+        assert f"<b>http://127.0.0.1:{port}</b> for apps that speak Ollama" in welcome.intro.text()
         assert "as soon as step 1 is done" in welcome.intro.text()
         assert welcome.pair.title() == "Step 3: pair a machine"  # moving Ollama comes first
         assert f"OLLAMA_HOST=127.0.0.1:{port + 1}" in welcome.door_text.text()
@@ -165,7 +165,8 @@ async def test_the_welcome_says_what_runs_and_where(make_app: Any) -> None:
     port = int(address.rpartition(":")[2])
     intro = welcome.intro.text()
     assert "Pairwise is running on this machine" in intro
-    assert f"<b>http://{address}</b>" in intro and f"<b>http://{address}/v1</b>" in intro
+    assert f"<b>http://{address}</b> for apps that speak Ollama" in intro
+    assert f"<b>http://{address}/v1</b> for apps that speak OpenAI" in intro
     assert "Nothing is rented or billed until you rent a GPU yourself" in intro
     assert [box.title() for box in (welcome.pair, welcome.rent, welcome.demo)] == [
         "Step 2: pair a machine", "Step 3: rent a GPU", "Step 4: try the demo"]
