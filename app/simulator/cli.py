@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 from app.services.platform.signals import stop_event
-from app.simulator.runner import SimulatedHF
 from app.simulator.settings import SimSettings
 
 
@@ -35,6 +34,8 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
 
 async def _serve(settings: SimSettings) -> None:
     stop, _ = stop_event(asyncio.get_running_loop())
+    from app.simulator.runner import SimulatedHF  # the server's imports only when it runs
+
     sim = SimulatedHF(settings)
     await sim.start()
     try:
