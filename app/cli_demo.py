@@ -81,7 +81,6 @@ def _demo_in_tray(args: argparse.Namespace) -> int:
 
 async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
     from app.services.bootstrap import build_node
-    from app.settings import SettingsStore
     from app.simulator.runner import SimulatedHF
     from app.simulator.settings import SimSettings
     from app.tinymodel.options import TinyModelOptions
@@ -94,15 +93,7 @@ async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
     await sim.start()
     tiny = await start_tiny(TinyModelOptions(models=["demo-local:latest"], api="ollama", tokens_per_s=40))
     try:
-        store = SettingsStore(home.settings_file)
-        settings = store.load()
-        settings.name = "demo"
-        settings.mdns = False
-        settings.ca_file = str(sim.ca_file)
-        settings.hf.endpoints, settings.hf.hub = sim.endpoints_url, sim.hub_url
-        settings.hf.catalog, settings.hf.router = sim.catalog_url, sim.router_url
-        settings.engines = [e for e in settings.engines if e.name != "demo-local"]
-        store.save(settings)
+        write_demo_settings(home, sim)
         node = build_node(home, listen=args.listen, cluster_listen=args.cluster_listen, name="demo", mdns=False)
         if tray:
             await _run_in_tray(node, sim, tiny, home)
@@ -119,6 +110,22 @@ async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
         await tiny.close()
         await sim.stop()
     return 0
+
+
+def write_demo_settings(home: Home, sim: Any) -> None:
+    """The demo home's settings: the simulated Hugging Face's URLs and CA, marked as the demo's."""
+    from app.settings import SettingsStore
+
+    store = SettingsStore(home.settings_file)
+    settings = store.load()
+    settings.name = "demo"
+    settings.mdns = False
+    settings.demo = True
+    settings.ca_file = str(sim.ca_file)
+    settings.hf.endpoints, settings.hf.hub = sim.endpoints_url, sim.hub_url
+    settings.hf.catalog, settings.hf.router = sim.catalog_url, sim.router_url
+    settings.engines = [e for e in settings.engines if e.name != "demo-local"]
+    store.save(settings)
 
 
 async def _run_in_tray(node: Node, sim: Any, tiny: Any, home: Home) -> None:

@@ -79,6 +79,9 @@ class NodeSettings(_Model):
     max_body_bytes: int = 8 * 1024 * 1024
     engines: list[EngineDecl] = Field(default_factory=list)
     hf: HuggingFaceUrls = Field(default_factory=HuggingFaceUrls)
+    # Set by ``pairwise demo`` in its own home: the tray then says it is the demo and how to leave it,
+    # instead of offering to start the demo beside itself.
+    demo: bool = False
 
     def engine(self, name: str) -> EngineDecl | None:
         return next((e for e in self.engines if e.name == name), None)

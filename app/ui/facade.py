@@ -31,6 +31,9 @@ class NodeFacade:
     def home(self) -> str:
         return self.api.home
 
+    def is_demo(self) -> bool:
+        return self.api.demo
+
     def status(self) -> dict[str, Any]:
         return self.api.status()
 

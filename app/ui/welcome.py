@@ -178,7 +178,9 @@ class WelcomeWindow(QWidget):
         self.pair = PairStep(facade, tasks, f"Step {first + 1}: pair a machine")
         self.rent = RentStep(facade, f"Step {first + 2}: rent a GPU")
         self.rent.rent_requested.connect(self.rent_requested.emit)
-        self.demo = DemoStep(self._address(), f"Step {first + 3}: try the demo")
+        in_demo = facade.is_demo()
+        self.demo = DemoStep(self._address(), f"Step {first + 3}: " + ("this is the demo" if in_demo else
+                                                                      "try the demo"), in_demo=in_demo)
         for step in (self.pair, self.rent, self.demo):
             steps_layout.addWidget(step)
         steps_layout.addStretch(1)

@@ -31,6 +31,11 @@ from app.ui.views.pairing import InviteDialog
 # a moved Ollama goes), so it takes nothing from the apps that use this machine's address.
 DEMO_PORT_AFTER_FRONT_DOOR = 2
 COPIED_MS = 2000
+IN_DEMO_TEXT = (
+    "<b>This is the demo.</b> Its Hugging Face is simulated: no account, nothing is billed, and the GPUs you "
+    "rent here are not real. It keeps its own settings, apart from your own Pairwise. To leave it, choose "
+    "Quit in the tray menu (or press Ctrl-C in the terminal that started it); a simulated GPU still running "
+    "is paused first, as a real one would be.")
 
 
 def pairwise_command() -> str:
@@ -128,13 +133,16 @@ class RentStep(ActionStep):
 
 
 class DemoStep(QGroupBox):
-    """Try the demo: ``pairwise demo`` in a terminal, the command ready to copy."""
+    """Try the demo: ``pairwise demo`` in a terminal, the command ready to copy. Inside the demo itself
+    the step says so instead, and how to leave it (there is no demo to start beside the demo)."""
 
-    def __init__(self, front_door: str, title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, front_door: str, title: str, parent: QWidget | None = None, *,
+                 in_demo: bool = False) -> None:
         super().__init__(title, parent)
         self.setObjectName("demoStep")
+        self.in_demo = in_demo
         layout = QVBoxLayout(self)
-        self.text = step_text(
+        self.text = step_text(IN_DEMO_TEXT if in_demo else
             "The demo uses a simulated Hugging Face: no account, nothing is billed. It opens its own Pairwise "
             "beside this one, with its own settings. Run in a terminal:")
         self.command = QLineEdit(demo_command(front_door))
@@ -150,6 +158,8 @@ class DemoStep(QGroupBox):
         row.addWidget(self.button)
         layout.addWidget(self.text)
         layout.addLayout(row)
+        self.command.setVisible(not in_demo)
+        self.button.setVisible(not in_demo)
         self._reset = QTimer(self)
         self._reset.setSingleShot(True)
         self._reset.setInterval(COPIED_MS)

@@ -20,7 +20,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from app.cli import build_parser
-from app.cli_demo import run_demo
+from app.cli_demo import run_demo, write_demo_settings
 from app.home import Home
 from app.services.bootstrap import build_node
 from app.simulator import SimulatedHF
@@ -171,6 +171,7 @@ async def test_the_welcome_says_what_runs_and_where(make_app: Any) -> None:
     assert [box.title() for box in (welcome.pair, welcome.rent, welcome.demo)] == [
         "Step 2: pair a machine", "Step 3: rent a GPU", "Step 4: try the demo"]
     assert "simulated Hugging Face" in welcome.demo.text.text() and "nothing is billed" in welcome.demo.text.text()
+    assert not app.facade.is_demo() and welcome.demo.command.isVisible()  # a real node offers the demo beside it
     # Colours come from the palette (readable on a dark theme): nothing in the window sets its own.
     assert not [w.objectName() or type(w).__name__ for w in welcome.findChildren(QWidget) if w.styleSheet()]
     # Sized from the screen and the font, within the screen.
@@ -229,3 +230,22 @@ async def test_getting_started_reopens_the_welcome(make_app: Any) -> None:
     await until(lambda: app.welcome.isVisible(), what="the welcome again")
     app.welcome.close()
     assert app.facade.welcomed()
+
+
+async def test_inside_the_demo_the_step_says_it_is_the_demo(tmp_path: Path, sim: SimulatedHF, make_app: Any) -> None:
+    """`pairwise demo`'s own tray does not offer to start the demo beside itself: it says it is the
+    demo (simulated Hugging Face, nothing billed) and how to leave it."""
+    home = Home(tmp_path / "home-demo")
+    home.ensure()
+    write_demo_settings(home, sim)  # what `pairwise demo` writes in its home before it builds the node
+    app = await make_app("demo")
+    assert app.facade.is_demo()
+    welcome = app.welcome
+    assert welcome is not None and welcome.isVisible()
+    step = welcome.demo
+    assert step.title() == "Step 4: this is the demo"
+    text = step.text.text()
+    assert "This is the demo" in text and "simulated" in text and "nothing is billed" in text
+    assert "Quit in the tray menu" in text and "Ctrl-C" in text
+    assert "beside this one" not in text
+    assert not step.command.isVisible() and not step.button.isVisible()

@@ -37,6 +37,11 @@ class NodeApi:
     def home(self) -> str:
         return str(self.node.home.root)
 
+    @property
+    def demo(self) -> bool:
+        """This node is ``pairwise demo``'s (a simulated Hugging Face, its own home)."""
+        return self.node.settings.demo
+
     def status(self) -> dict[str, Any]:
         return self.node.status()
 
