@@ -12,7 +12,8 @@ Behaviour, as HF's proxy does it (hf-api.md §1.5, §2) with wording chosen wher
   pending/initializing behave the same way (503, or held with the header).
 - Paused: 503 `{"error": "Endpoint is paused"}`; failed/updateFailed: 503 with the HF message.
 - The replica serves /v1/chat/completions (stream_options passed through), /v1/completions,
-  /v1/models (the repository is the model id) and /health.
+  /v1/models (the repository is the model id) and /health. An endpoint on HF's default engine (TGI)
+  answers /info and /v1/models as TGI does (``tgi.py``): the context window in /info only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 
 from aiohttp import web
 
+from app.simulator import tgi
 from app.simulator.endpoints_model import Endpoint
 from app.simulator.httputil import bearer, hf_error, unauthorized
 from app.simulator.state import SimState, sim
@@ -103,8 +105,11 @@ async def serve(request: web.Request) -> web.StreamResponse:
         if not await _wait_running(state, ep, hold):
             return hf_error(503, "Scale up timeout")
     state.endpoints.touch(ep)
+    replica = await _replica_url(state, ep)
+    if request.method == "GET" and tail.rstrip("/") in tgi.TGI_ROUTES and tgi.runs_tgi(ep):
+        return await tgi.answer(state.upstreams, ep, replica, tail.rstrip("/"))
     body = await request.read()
-    url = await _replica_url(state, ep) + tail
+    url = replica + tail
     if request.query_string:
         url += "?" + request.query_string
     try:

@@ -22,4 +22,5 @@ def test_an_idle_endpoint_scales_to_zero_while_the_sponsor_watches(sim_factory: 
     row = wait_show(node, "gpu", "HF's scale-to-zero", lambda r: r["hf_state"] == "scaledToZero", timeout=30)
     assert row["state"] == "cold" and row["eligible"]
     with hf_http(sim) as http:
-        assert http.get("/_sim/endpoints/demo-user/gpu/requests").json()["requests"] <= 1  # one model-list probe
+        # One probe, once: the model list and (HF's default engine, TGI, says no context length there) /info.
+        assert http.get("/_sim/endpoints/demo-user/gpu/requests").json()["requests"] <= 2

@@ -1,7 +1,9 @@
 """Probing a rented endpoint: its model list, whether it takes our credential, whether it
 answers without one. Never an inference call (that would wake a scaled-to-zero endpoint
 and start billing): a Hugging Face endpoint is asked for ``/health`` first, which HF's proxy
-answers without waking anything, and ``/v1/models`` only once it is running.
+answers without waking anything, and ``/v1/models`` only once it is running. When the model list says no context length (TGI, HF's
+default engine, does not; vLLM does), a running server is also asked ``/info`` once, where TGI says
+it: ``/api/show`` reports it and the Ollama → OpenAI translation checks ``num_ctx`` against it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,14 @@ from app.services.backends.base import ModelEntry
 from app.services.backends.engine import parse_model_list
 from app.services.backends.http_open import error_text
 from app.services.secrets import redact
+from app.services.translate.candidates import context_length_of
 
 PROBE_TIMEOUT_S = 10.0
+INFO_TIMEOUT_S = 3.0  # only a nicety: a slow /info must not hold the probe up
+# TGI's /info keys for the context window, best first (max_input_length: TGI before 2.0).
+INFO_CONTEXT_KEYS = ("max_total_tokens", "max_input_tokens", "max_input_length")
+# The router fronts many providers' models and has no /info; the others may be TGI.
+INFO_PROVIDERS = ("huggingface-endpoint", "huggingface-job", "openai-compatible")
 PUBLIC_WARNING = "answers without any credential: anyone with its URL can use it"
 
 
@@ -77,6 +85,8 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
             except (ValueError, AttributeError):
                 result.models = None
             result.state = "eligible"
+            if result.models and provider in INFO_PROVIDERS:
+                await add_context_from_info(client, base, auth, result.models)
         elif response.status_code in (404, 405):
             result.state = "eligible"  # no model list: the declaration's models apply
         elif response.status_code == 503:
@@ -96,6 +106,28 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
         result.error = redact(f"{label} could not be reached: {type(exc).__name__}: {exc}")
         result.tls_error = "CERTIFICATE_VERIFY_FAILED" in str(exc) or "certificate verify failed" in str(exc)
     return result
+
+
+async def add_context_from_info(client: httpx.AsyncClient, base: str, auth: dict[str, str],
+                                models: list[ModelEntry]) -> None:
+    """TGI's ``GET /info`` context window into the details of the model it names (or the only one),
+    when the model list said none. Any failure leaves the models as they were: the list is what matters."""
+    if any(context_length_of(m.details) is not None for m in models):
+        return
+    try:
+        response = await client.get(base + "/info", headers=auth, timeout=INFO_TIMEOUT_S)
+        info = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return
+    if not isinstance(info, dict):
+        return
+    context = next((info[k] for k in INFO_CONTEXT_KEYS
+                    if isinstance(info.get(k), int) and not isinstance(info[k], bool) and info[k] > 0), None)
+    if context is None:
+        return
+    named = [m for m in models if m.name == info.get("model_id")]
+    for entry in named or (models if len(models) == 1 else []):
+        entry.details["context_length"] = context
 
 
 def _refusal(label: str, response: httpx.Response) -> str:
