@@ -36,8 +36,8 @@ from urllib.parse import urlsplit
 from app.services.clock import awake_clock
 from app.services.errors import CredentialError, PairwiseError
 from app.services.events import EventBus, NodeChanged, RentedFailed, WindowEnded, WindowStopped
-from app.services.guard import FailureNotices, guarded
 from app.services.hf.client import HuggingFaceClient
+from app.services.hf.control_loop import ControlLoop
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.jobs_models import LABEL_RENTED, LABEL_SPONSOR, TERMINAL, JobFlavor, JobInfo
 from app.services.hf.jobs_records import JobRecord, JobRecords
@@ -91,49 +91,23 @@ class JobWatch:
         return any(not t.done() for t in self.tasks)
 
 
-class JobLifecycle:
+class JobLifecycle(ControlLoop):
+    name, what = "hf-jobs-lifecycle", "the batch-window lifecycle"
+
     def __init__(self, hf: HfService, manager: RentedManager, records: JobRecords, bus: EventBus, *,
                  clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = time.time) -> None:
         self.hf, self.manager, self.records, self.bus = hf, manager, records, bus
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall
         self.watches: dict[str, JobWatch] = {}
-        self._task: asyncio.Task[None] | None = None
-        self._kick = asyncio.Event()
-        self._tell = FailureNotices(bus.publish)
-        self._others: set[asyncio.Task[Any]] = set()
+        super().__init__(bus, log)
         manager.hooks.account_keys.append(self.account_key)
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
-    # -- running -----------------------------------------------------------------------------------------------
+    # -- running (the loop itself: control_loop.py) ------------------------------------------------------
 
-    async def start(self) -> None:
-        self._sync()
-        self._task = asyncio.create_task(self._run(), name="hf-jobs-lifecycle")
-
-    async def stop(self) -> None:
-        pending = [self._task] if self._task else []
-        pending.extend(self._others)
-        for watch in self.watches.values():
-            pending.extend(watch.tasks)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        self._task = None
-
-    def kick(self) -> None:
-        self._kick.set()
-
-    async def _run(self) -> None:
-        while True:
-            # The controller must outlive any one surprise; a tick that fails may leave a pause owed.
-            with guarded("the batch-window lifecycle", log, self._tell):
-                self._tick()
-            try:
-                await asyncio.wait_for(self._kick.wait(), timeout=self._sleep_s())
-            except TimeoutError:
-                pass
-            self._kick.clear()
+    def _watched(self) -> list[JobWatch]:
+        return list(self.watches.values())
 
     def _sleep_s(self) -> float:
         now, soonest = self.clock(), (1.0 if self.watches else 30.0)
@@ -165,17 +139,6 @@ class JobLifecycle:
                 self.spawn(watch, self._cancel(watch))
             elif now >= watch.next_poll:
                 self.spawn(watch, self.poll(watch))
-
-    def spawn(self, watch: JobWatch, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(coro)
-        watch.tasks.add(task)
-        task.add_done_callback(watch.tasks.discard)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._kick.set()
-        if not task.cancelled() and task.exception() is not None:
-            log.error("hf jobs lifecycle step failed", exc_info=task.exception())
 
     def _sync(self) -> None:
         current = {n.name for n in self.manager.nodes.values() if is_hf_job(n) and self.records.get(n.name)}

@@ -37,10 +37,9 @@ the watch and the loop asks again until HF reports the endpoint paused.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,9 +59,9 @@ from app.services.events import (
     RentedFailed,
     RentedPaused,
 )
-from app.services.guard import FailureNotices, guarded
 from app.services.hf.billing import BilledMinutes
 from app.services.hf.client import HuggingFaceClient
+from app.services.hf.control_loop import ControlLoop
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.models import BILLED_STATES, EndpointInfo
 from app.services.hf.pricing import HfPrices, Priced
@@ -89,42 +88,27 @@ FIRM_PAUSES = ("budget", "start", "price", "detach", "logout", "exit", "user")
 SAVE_ACTIVITY_EVERY_S = 5.0
 
 
-class HfLifecycle:
+class HfLifecycle(ControlLoop):
+    name, what = "hf-lifecycle", "the Hugging Face lifecycle"
+
     def __init__(self, hf: HfService, manager: RentedManager, records: EndpointRecords, bus: EventBus, *,
                  clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = time.time) -> None:
         self.hf, self.manager, self.records, self.bus = hf, manager, records, bus
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall
         self.watches: dict[str, Watch] = {}
-        self._task: asyncio.Task[None] | None = None
-        self._kick = asyncio.Event()
-        self._tell = FailureNotices(bus.publish)
+        super().__init__(bus, log)
         self._saved_at = 0.0
         self.prices = HfPrices(self.tuning.billing_minute_s / 2, clock)
         manager.hooks.account_keys.append(self.account_key)
         # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
-    # -- running -----------------------------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        self._sync()
-        self._task = asyncio.create_task(self._run(), name="hf-lifecycle")
+    # -- running (the loop itself: control_loop.py) ------------------------------------------------------
 
     async def stop(self) -> None:
-        # Await what was cancelled, so no step outlives the node (or its loop) half-run.
-        pending = [self._task] if self._task else []
-        for watch in self.watches.values():
-            pending.extend(watch.tasks)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        self._task = None
+        await super().stop()
         self._save_activity(force=True)
-
-    def kick(self) -> None:
-        """Look again now (a node was attached, created or changed)."""
-        self._kick.set()
 
     def recheck_now(self) -> None:
         """Poll every endpoint at once (the machine woke from sleep: what HF says may have changed)."""
@@ -132,16 +116,8 @@ class HfLifecycle:
             watch.next_poll = 0.0
         self._kick.set()
 
-    async def _run(self) -> None:
-        while True:
-            # The controller must outlive any one surprise; a tick that fails may leave a pause owed.
-            with guarded("the Hugging Face lifecycle", log, self._tell):
-                self._tick()
-            try:
-                await asyncio.wait_for(self._kick.wait(), timeout=self._sleep_s())
-            except TimeoutError:
-                pass
-            self._kick.clear()
+    def _watched(self) -> list[Watch]:
+        return list(self.watches.values())
 
     def _sleep_s(self) -> float:
         # With nothing to watch, sleep long: an attach or a change kicks the loop (node_changed).
@@ -172,18 +148,6 @@ class HfLifecycle:
             elif now >= watch.next_poll:
                 self.spawn(watch, self.poll(watch))
         self._save_activity()
-
-    def spawn(self, watch: Watch, coro: Coroutine[Any, Any, None]) -> None:
-        """Run one HF call for ``watch``; the loop starts no other while it runs."""
-        task = asyncio.create_task(coro)
-        watch.tasks.add(task)
-        task.add_done_callback(watch.tasks.discard)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._kick.set()
-        if not task.cancelled() and task.exception() is not None:
-            log.error("hf lifecycle step failed", exc_info=task.exception())
 
     def _sync(self) -> None:
         current = {n.name: n for n in self.manager.nodes.values() if is_hf_endpoint(n)}
