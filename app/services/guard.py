@@ -12,10 +12,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TypeVar
 
 from app.services.events import Event, Notice
 from app.services.secrets import redact
+
+Row = TypeVar("Row")
 
 Tell = Callable[[str, Exception], None]
 
@@ -47,10 +49,9 @@ class FailureNotices:
                             node=self.node))
 
 
-def collect(providers: Iterable[Callable[[], Iterable[dict[str, Any]]]], what: str,
-            logger: logging.Logger) -> list[dict[str, Any]]:
+def collect(providers: Iterable[Callable[[], Iterable[Row]]], what: str, logger: logging.Logger) -> list[Row]:
     """Every row the providers give; one provider's failure is logged and costs only its rows."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for provider in list(providers):
         with guarded(what, logger):
             rows.extend(provider())

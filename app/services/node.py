@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from logging.handlers import RotatingFileHandler
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from app.services.secrets import RedactingFilter, SecretStore
 from app.settings import NodeSettings, SettingsStore, parse_host_port
 
 if TYPE_CHECKING:
+    from app.services.api.rows import LocalNodeRow, NodeRow, RentedFact
     from app.services.cluster.service import ClusterService
     from app.services.hf.jobs_ops import HfJobs
     from app.services.hf.rented_ops import HfRented
@@ -111,8 +112,8 @@ class Node:
         # exit of a billing GPU) raises it.
         self.stop_first_timeout_s = 20.0
         self.start_hooks: list[StopHook] = []
-        self.fact_providers: list[Callable[[], list[dict[str, Any]]]] = []
-        self.shared_fact_providers: list[Callable[[], list[dict[str, Any]]]] = []  # rows peers may see
+        self.fact_providers: list[Callable[[], Sequence[NodeRow]]] = []
+        self.shared_fact_providers: list[Callable[[], Sequence[RentedFact]]] = []  # rows peers may see
         # Filled by a probe that may take a moment (nvidia-smi); until then, what the OS tells at once.
         self.hardware: dict[str, Any] | None = None
         self.frontdoor_address = ""
@@ -247,7 +248,7 @@ class Node:
 
     # -- facts -----------------------------------------------------------------------------------------------
 
-    def local_facts(self) -> dict[str, Any]:
+    def local_facts(self) -> LocalNodeRow:
         models = sorted({m.name for e in self.engines.upstreams.values() for m in e.models()})
         return {
             "id": self.node_id, "name": self.name, "kind": "local", "online": True,
@@ -256,8 +257,8 @@ class Node:
             "hardware": self.hardware or hardware_summary(),
         }
 
-    def nodes(self) -> list[dict[str, Any]]:
-        found = [self.local_facts()]
+    def nodes(self) -> list[NodeRow]:
+        found: list[NodeRow] = [self.local_facts()]
         for provider in self.fact_providers:
             found.extend(provider())
         return found

@@ -3,7 +3,8 @@ the same one the control API's routes call, so the tray holds no rules of its ow
 nothing the CLI cannot. Views and the tray talk to a ``NodeFacade`` only, so they can be tested
 against a fake.
 
-Snapshots are plain dicts/lists (the shapes ``pairwise ... --json`` prints). Actions are
+Snapshots are plain dicts/lists (the shapes ``pairwise ... --json`` prints); node and rented rows are
+the ``TypedDict``s of ``app.services.api.rows``. Actions are
 coroutines; they raise ``PairwiseError`` subclasses whose title and message the UI shows as is
 (``FeatureMissing`` when the node has no such feature).
 """
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
+from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.events import Event, PausingOnExit
 
 
@@ -37,13 +39,13 @@ class NodeFacade:
     def status(self) -> dict[str, Any]:
         return self.api.status()
 
-    def nodes(self) -> list[dict[str, Any]]:
+    def nodes(self) -> list[NodeRow]:
         return self.api.nodes(own_detail=True)
 
-    def rented(self) -> list[dict[str, Any]]:
+    def rented(self) -> list[RentedActionRow]:
         return self.api.rented.list()
 
-    def rented_row(self, name: str) -> dict[str, Any] | None:
+    def rented_row(self, name: str) -> RentedActionRow | None:
         return self.api.rented.row(name)
 
     def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
@@ -89,10 +91,10 @@ class NodeFacade:
 
     # -- rented nodes ----------------------------------------------------------------------------------------
 
-    async def rented_attach(self, decl: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def rented_attach(self, decl: dict[str, Any], token: str | None) -> RentedActionRow:
         return await self.api.rented.attach(decl, token)
 
-    async def rented_set(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+    async def rented_set(self, name: str, changes: dict[str, Any]) -> RentedActionRow:
         return await self.api.rented.set(name, changes)
 
     async def rented_detach(self, name: str) -> None:
@@ -101,20 +103,20 @@ class NodeFacade:
     async def rented_plan(self, params: dict[str, Any]) -> dict[str, Any]:
         return await self.api.rented.plan(params)
 
-    async def rented_create(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def rented_create(self, params: dict[str, Any]) -> RentedRow:
         return await self.api.rented.create(params)
 
-    async def rented_pause(self, name: str) -> dict[str, Any]:
+    async def rented_pause(self, name: str) -> RentedRow:
         return await self.api.rented.pause(name)
 
-    async def rented_resume(self, name: str) -> dict[str, Any]:
+    async def rented_resume(self, name: str) -> RentedRow:
         return await self.api.rented.resume(name)
 
-    async def rented_stop(self, name: str) -> dict[str, Any]:
+    async def rented_stop(self, name: str) -> RentedActionRow:
         """End a batch window now (its job cancelled on Hugging Face)."""
         return await self.api.rented.window_stop(name)
 
-    async def rented_pause_for_exit(self, name: str) -> dict[str, Any]:
+    async def rented_pause_for_exit(self, name: str) -> RentedRow:
         """What pause on exit does to ``name``: pause an endpoint, cancel a batch window."""
         return await self.api.rented.pause_for_exit(name)
 
@@ -127,7 +129,7 @@ class NodeFacade:
     async def window_plan(self, params: dict[str, Any]) -> dict[str, Any]:
         return await self.api.rented.window_plan(params)
 
-    async def window_create(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def window_create(self, params: dict[str, Any]) -> RentedRow:
         return await self.api.rented.window_create(params)
 
     # -- requesters: keys, the LAN door, spend by requester ---------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from app.services.api import glossary
@@ -45,7 +46,7 @@ def when(ts: float | None) -> str:
     return time.strftime("%H:%M:%S" if time.time() - ts < 86400 else "%Y-%m-%d %H:%M", time.localtime(ts))
 
 
-def node_state(row: dict[str, Any]) -> str:
+def node_state(row: Mapping[str, Any]) -> str:
     """The state words a node row shows (the glossary's, the same as the CLI's)."""
     return glossary.node_state(row)
 

@@ -131,7 +131,8 @@ async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDia
     """Pause each target at once; what could not be paused, with why."""
 
     async def one(name: str) -> StillBilling | None:
-        window = bool((facade.rented_row(name) or {}).get("hf_job"))
+        before = facade.rented_row(name)
+        window = before is not None and "hf_job" in before
         dialog.say(f"Cancelling {name}'s batch window…" if window else f"Pausing {name}…")
         try:
             await asyncio.wait_for(facade.rented_pause_for_exit(name), PAUSE_TIMEOUT_S)
@@ -141,8 +142,9 @@ async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDia
         except Exception as exc:  # any refusal is shown as is: the user decides, not a log line
             title, message = error_text(exc)
             why = f"{title}: {message}"
-        row = facade.rented_row(name) or {}
-        return StillBilling(name, row.get("price_per_hour"), row.get("endpoint"), why)
+        row = facade.rented_row(name)
+        return StillBilling(name, row["price_per_hour"] if row is not None else None,
+                            row["endpoint"] if row is not None else None, why)
 
     results = await asyncio.gather(*(one(name) for name in targets))
     return [r for r in results if r is not None]

@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
+from app.services.api.rows import RentedActionRow
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.notify import Notification, Notifier
@@ -67,7 +68,7 @@ class TrayController(QObject):
 
     # -- state -----------------------------------------------------------------------------------------------
 
-    def _snapshot(self) -> tuple[list[dict[str, Any]], int]:
+    def _snapshot(self) -> tuple[list[RentedActionRow], int]:
         return self.facade.rented(), len(self.facade.jobs(active_only=True, limit=1000))
 
     def refresh_soon(self) -> None:

@@ -8,9 +8,9 @@ lesson: rebuilt from live state, never patched).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.services.api import glossary
+from app.services.api.rows import NodeRow, RelayedRentedFact, RentedActionRow, RentedFact, is_rented
 from app.ui import fmt
 
 QUIET_REASONS = ("routing policy is 'never'", "not shared")
@@ -32,32 +32,32 @@ class MenuItem:
 SEPARATOR = "-"
 
 
-def billing(row: dict[str, Any]) -> bool:
+def billing(row: RentedActionRow) -> bool:
     """Is this (own) rented node costing money right now, as far as we can tell?"""
     return glossary.billing(row)
 
 
-def attention_reasons(rented: list[dict[str, Any]]) -> list[str]:
+def attention_reasons(rented: list[RentedActionRow]) -> list[str]:
     """Why the user should look at Pairwise: Hugging Face unreachable, a rented node failed,
     refused, changed outside Pairwise, or is open to anyone."""
     reasons = []
     for row in rented:
-        name = row.get("name", "?")
+        name = row["name"]
         if glossary.unreachable(row):
             reasons.append(f"Can't reach Hugging Face — {name} may still be billing")
-        elif row.get("state") == "unhealthy":
-            reasons.append(f"{name} failed: {row.get('hf_message') or row.get('reason') or 'no details'}")
-        elif row.get("credential_error"):
+        elif row["state"] == "unhealthy":
+            reasons.append(f"{name} failed: {row['hf_message'] or row['reason'] or 'no details'}")
+        elif row["credential_error"]:
             reasons.append(f"{name}: token refused ({row['credential_error']})")
-        elif row.get("state") == "ineligible" and row.get("reason") and glossary.budget_period(row) is None \
+        elif row["state"] == "ineligible" and row["reason"] and glossary.budget_period(row) is None \
                 and not any(q in str(row["reason"]) for q in QUIET_REASONS):
             reasons.append(f"{name}: {glossary.rented_state(row)}")
-        if row.get("warning"):
+        if row["warning"]:
             reasons.append(f"{name}: {row['warning']}")
     return reasons
 
 
-def tray_state(*, rented: list[dict[str, Any]], active_jobs: int, attention: bool = False) -> str:
+def tray_state(*, rented: list[RentedActionRow], active_jobs: int, attention: bool = False) -> str:
     if attention or attention_reasons(rented):
         return "attention"
     if any(billing(r) for r in rented):
@@ -67,7 +67,7 @@ def tray_state(*, rented: list[dict[str, Any]], active_jobs: int, attention: boo
     return "idle"
 
 
-def headline(*, name: str, active_jobs: int, rented: list[dict[str, Any]]) -> str:
+def headline(*, name: str, active_jobs: int, rented: list[RentedActionRow]) -> str:
     """The one line the menu's header and the tooltip's first line share: what bills comes first."""
     parts = [f"Pairwise — {name}"]
     bills = glossary.billing_summary(rented)
@@ -80,11 +80,11 @@ def headline(*, name: str, active_jobs: int, rented: list[dict[str, Any]]) -> st
     return " · ".join(parts)
 
 
-def tooltip(state: str, *, name: str, active_jobs: int, rented: list[dict[str, Any]]) -> str:
+def tooltip(state: str, *, name: str, active_jobs: int, rented: list[RentedActionRow]) -> str:
     lines = [headline(name=name, active_jobs=active_jobs, rented=rented)]
     for row in rented:
         if billing(row):
-            lines.append(f"{row['name']}: {glossary.rented_state(row)} at {glossary.per_hour(row.get('price_per_hour'))}")
+            lines.append(f"{row['name']}: {glossary.rented_state(row)} at {glossary.per_hour(row['price_per_hour'])}")
     lines.extend(attention_reasons(rented))
     return "\n".join(lines)
 
@@ -93,24 +93,30 @@ STOP_TIP = ("Cancels the batch window's job on Hugging Face: billing stops. A wi
             "resumed; a later batch starts a new window and loads the model again.")
 
 
-def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
+def shared_entry(row: RentedFact | RelayedRentedFact) -> MenuItem:
+    """A rented node another node sponsors (its shared fact carries no cost)."""
     name = str(row.get("name"))
+    return MenuItem(f"{name} — {glossary.rented_state(row)} · shared by {row.get('sponsor', '?')}",
+                    action=f"show:{name}", enabled=True)
+
+
+def rented_entry(row: RentedActionRow) -> MenuItem:
+    """A rented node this node sponsors: its cost today and what can be done about it."""
+    name = row["name"]
     text = f"{name} — {glossary.rented_state(row)}"
-    cost = (row.get("cost") or {}).get("day_usd")
+    cost = row["cost"]["day_usd"]
     if cost:
         text += f" · {glossary.money(cost)} today"
-    if not own:
-        return MenuItem(f"{text} · shared by {row.get('sponsor', '?')}", action=f"show:{name}", enabled=True)
-    if row.get("hf_job"):  # a batch window has no pause or resume: it runs to its end or is stopped
+    if "hf_job" in row:  # a batch window has no pause or resume: it runs to its end or is stopped
         return MenuItem(text, children=[
-            MenuItem(f"{glossary.per_hour(row.get('price_per_hour'))} · {row.get('gpu') or 'GPU unknown'}", enabled=False),
-            MenuItem("Stop window", action=f"stop:{name}", enabled=bool(row.get("stoppable")), tooltip=STOP_TIP),
+            MenuItem(f"{glossary.per_hour(row['price_per_hour'])} · {row['gpu'] or 'GPU unknown'}", enabled=False),
+            MenuItem("Stop window", action=f"stop:{name}", enabled=row["stoppable"], tooltip=STOP_TIP),
             MenuItem("Details…", action=f"show:{name}")])
     managed = glossary.managed(row)
     why = "" if managed else "Pairwise did not create this endpoint, so it cannot pause or resume it"
     refusal = glossary.resume_refusal(row)
     children = [
-        MenuItem(f"{glossary.per_hour(row.get('price_per_hour'))} · {row.get('gpu') or 'GPU unknown'}", enabled=False),
+        MenuItem(f"{glossary.per_hour(row['price_per_hour'])} · {row['gpu'] or 'GPU unknown'}", enabled=False),
         MenuItem("Pause", action=f"pause:{name}", enabled=glossary.pausable(row), tooltip=why),
         MenuItem("Resume", action=f"resume:{name}", enabled=glossary.resumable(row) and refusal is None,
                  tooltip=refusal or why),
@@ -121,7 +127,7 @@ def rented_entry(row: dict[str, Any], *, own: bool) -> MenuItem:
     return MenuItem(text, children=children)
 
 
-def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str, Any]], active_jobs: int,
+def menu_model(*, name: str, nodes: list[NodeRow], rented: list[RentedActionRow], active_jobs: int,
                attention: list[str], requesters: str | None = None) -> list[MenuItem]:
     items = [MenuItem(headline(name=name, active_jobs=active_jobs, rented=rented), enabled=False)]
     if requesters:  # "LAN access on · 2 keys": opens Settings, where both are managed
@@ -129,21 +135,21 @@ def menu_model(*, name: str, nodes: list[dict[str, Any]], rented: list[dict[str,
     for reason in attention:
         items.append(MenuItem(f"⚠ {reason}", action="open"))
     items.append(MenuItem(SEPARATOR))
-    own = {r.get("name") for r in rented}
-    lan = [n for n in nodes if n.get("kind") != "rented"]
+    own = {r["name"] for r in rented}
+    lan = [n for n in nodes if not is_rented(n)]
     items.append(MenuItem("Nodes", enabled=False))
     for node in lan:
         models = node.get("models") or []
         where = "this machine" if node.get("kind") == "local" else "LAN"
         text = f"{node.get('name')} — {fmt.node_state(node)} · {where} · {glossary.plural(len(models), 'model')}"
         items.append(MenuItem(text, action=f"show:{node.get('name')}"))
-    rented_rows = list(rented) + [n for n in nodes if n.get("kind") == "rented" and n.get("name") not in own]
-    if rented_rows:
+    shared = [n for n in nodes if is_rented(n) and n.get("name") not in own]
+    if rented or shared:
         items.append(MenuItem(SEPARATOR))
-        simulated = any(r.get("simulated") for r in rented_rows)
+        simulated = any(r["simulated"] for r in rented) or any(r.get("simulated") for r in shared)
         items.append(MenuItem("Rented · off-LAN" + (" (simulated)" if simulated else ""), enabled=False))
-        for row in rented_rows:
-            items.append(rented_entry(row, own=row.get("name") in own))
+        items.extend(rented_entry(row) for row in rented)
+        items.extend(shared_entry(row) for row in shared)
     items += [MenuItem(SEPARATOR), MenuItem("Add rented GPU…", action="add_rented"),
               MenuItem("Open Pairwise…", action="open"), MenuItem("Getting started…", action="welcome"),
               MenuItem(SEPARATOR), MenuItem("Quit", action="quit")]

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 # Lowest first; a module belongs to the room of its longest matching prefix.
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
+              "app.services.api.rows",
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
               "app.services.outbound", "app.services.listener_budget", "app.services.guard",
               "app.services.text_safety", "app.services.eventloop", "app.services.node_ids")),

@@ -15,7 +15,8 @@ service's state sets.
     NodeApi.keys            KeysApi: named keys, the LAN door, spend by requester
     NodeApi.first_run       FirstRunApi: engines found on loopback, the front door's port, the welcome
 
-Every method returns JSON-ready shapes (what ``--json`` prints) and raises ``PairwiseError``
+Every method returns JSON-ready shapes (what ``--json`` prints; node and rented rows are the ``TypedDict``s
+of ``rows.py``) and raises ``PairwiseError``
 subclasses (``FeatureMissing`` when the node has no such feature) whose message a person reads.
 """
 

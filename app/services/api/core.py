@@ -4,7 +4,7 @@ stop), and the feature APIs under it (``rented``, ``hf``, ``cluster``, ``keys``,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from app.services.api.cluster import ClusterApi
@@ -12,6 +12,7 @@ from app.services.api.first_run import FirstRunApi
 from app.services.api.hf import HfApi
 from app.services.api.keys import KeysApi
 from app.services.api.rented import RentedApi
+from app.services.api.rows import NodeRow, RentedActionRow
 from app.services.errors import ConfigError
 from app.services.events import Event, NodeChanged
 from app.services.jobs.requester import requester_text
@@ -45,7 +46,7 @@ class NodeApi:
     def status(self) -> dict[str, Any]:
         return self.node.status()
 
-    def nodes(self, *, own_detail: bool = False) -> list[dict[str, Any]]:
+    def nodes(self, *, own_detail: bool = False) -> list[NodeRow]:
         """Every node: this one, its rented nodes, peers and their shared rented nodes. With
         ``own_detail`` this node's rented rows carry what only the sponsor may see (costs, HF's
         message, ``billing``/``pausable``/``resumable``), as the tray shows them."""
@@ -53,8 +54,15 @@ class NodeApi:
         if not own_detail:
             return rows
         local = {r["name"]: r for r in self.rented.list()}
-        return [{**r, **local[r["name"]]} if r.get("kind") == "rented" and r.get("name") in local
-                and r.get("sponsor_id") == self.node.node_id else r for r in rows]
+        return [self._own_detail(r, local) for r in rows]
+
+    def _own_detail(self, row: NodeRow, local: dict[str, RentedActionRow]) -> NodeRow:
+        """This node's own rented row in place of its shared fact (which it holds, in the same order)."""
+        seen: Mapping[str, Any] = row  # a peer's relayed row may lack any key
+        name = seen.get("name")
+        if seen.get("kind") == "rented" and name in local and seen.get("sponsor_id") == self.node.node_id:
+            return local[name]
+        return row
 
     def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
         """Workload records, newest first, each with ``requester_text`` (who asked, as one line)."""

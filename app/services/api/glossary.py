@@ -12,6 +12,7 @@ above zero but under a cent is ``<$0.01``, so a small charge never reads as free
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # What Hugging Face bills (its status.state), and what can be paused or resumed from Pairwise.
@@ -79,7 +80,7 @@ def resets_text(period: str, now: dt.datetime | None = None) -> str:
     return "00:00 UTC" if period != "month" else f"{at.day} {at.strftime('%b')} 00:00 UTC"
 
 
-def budget_period(row: dict[str, Any]) -> str | None:
+def budget_period(row: Mapping[str, Any]) -> str | None:
     """"day" or "month" when the row is held by a budget cap, else None."""
     reason = str(row.get("reason") or "")
     if "budget reached" not in reason and "over its" not in reason and "over budget" not in reason.lower():
@@ -90,7 +91,7 @@ def budget_period(row: dict[str, Any]) -> str | None:
 # -- rented node states ------------------------------------------------------------------------------------
 
 
-def billing(row: dict[str, Any]) -> bool:
+def billing(row: Mapping[str, Any]) -> bool:
     """Is this (own) rented node costing money now, as far as the sponsor knows?"""
     if "billing" in row and isinstance(row["billing"], bool):
         return row["billing"]
@@ -101,23 +102,23 @@ def billing(row: dict[str, Any]) -> bool:
     return row.get("state") in ("eligible", "starting") and bool(row.get("price_per_hour"))
 
 
-def managed(row: dict[str, Any]) -> bool:
+def managed(row: Mapping[str, Any]) -> bool:
     return bool((row.get("lifecycle") or {}).get("managed"))
 
 
-def pausable(row: dict[str, Any]) -> bool:
+def pausable(row: Mapping[str, Any]) -> bool:
     if isinstance(row.get("pausable"), bool):
         return bool(row["pausable"])
     return managed(row) and row.get("hf_state") in PAUSABLE_HF_STATES
 
 
-def resumable(row: dict[str, Any]) -> bool:
+def resumable(row: Mapping[str, Any]) -> bool:
     if isinstance(row.get("resumable"), bool):
         return bool(row["resumable"])
     return managed(row) and row.get("hf_state") in RESUMABLE_HF_STATES
 
 
-def resume_refusal(row: dict[str, Any]) -> str | None:
+def resume_refusal(row: Mapping[str, Any]) -> str | None:
     """Why Resume would be refused now (over budget), in words with the way on; None when it may run."""
     period = budget_period(row)
     if period is None:
@@ -128,11 +129,11 @@ def resume_refusal(row: dict[str, Any]) -> str | None:
             "Raise the budget to resume it now.")
 
 
-def unreachable(row: dict[str, Any]) -> bool:
+def unreachable(row: Mapping[str, Any]) -> bool:
     return bool(row.get("hf_unreachable"))
 
 
-def rented_state(row: dict[str, Any]) -> str:
+def rented_state(row: Mapping[str, Any]) -> str:
     """The short state of a rented node, as every view shows it."""
     state, reason = str(row.get("state") or ""), str(row.get("reason") or "")
     hf_state = row.get("hf_state")
@@ -169,11 +170,11 @@ def rented_state(row: dict[str, Any]) -> str:
     return state.capitalize() or "Unknown"
 
 
-def lan_state(row: dict[str, Any]) -> str:
+def lan_state(row: Mapping[str, Any]) -> str:
     return "Online" if row.get("online", True) else "Offline"
 
 
-def node_state(row: dict[str, Any]) -> str:
+def node_state(row: Mapping[str, Any]) -> str:
     return rented_state(row) if row.get("kind") == "rented" or "hf_state" in row else lan_state(row)
 
 
@@ -185,7 +186,7 @@ def provider(name: str | None) -> str:
     return PROVIDER_WORDS.get(str(name), str(name or "–"))
 
 
-def billing_summary(rented: list[dict[str, Any]]) -> str | None:
+def billing_summary(rented: Sequence[Mapping[str, Any]]) -> str | None:
     """"1 GPU billing · $1.80/h · $0.42 today", or None when nothing bills."""
     billed = [r for r in rented if billing(r)]
     if not billed:

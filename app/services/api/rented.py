@@ -8,6 +8,7 @@ import builtins
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from app.services.api.rows import RentedActionRow, RentedRow
 from app.services.errors import ConfigError, FeatureMissing
 from app.services.hf import states
 from app.services.hf.jobs_models import TERMINAL
@@ -19,20 +20,20 @@ if TYPE_CHECKING:
     from app.services.rented.manager import RentedManager
 
 
-def with_actions(row: dict[str, Any]) -> dict[str, Any]:
+def with_actions(row: RentedRow) -> RentedActionRow:
     """A sponsor's rented row with what a person can do about it, and whether it costs money now.
     A batch window (a Job Pairwise started) is never pausable or resumable; it is ``stoppable``
     (its job cancelled) until it has ended."""
-    hf_state = row.get("hf_state")
-    managed = bool((row.get("lifecycle") or {}).get("managed"))
-    if row.get("hf_job"):
+    hf_state = row["hf_state"]
+    managed = row["lifecycle"]["managed"]
+    if "hf_job" in row:
         stage = row.get("hf_stage")
         return {**row, "billing": stage in states.JOB_BILLED, "pausable": False, "resumable": False,
                 "stoppable": stage not in TERMINAL}
     if hf_state is not None:
         billing = hf_state in states.BILLED
     else:  # not a managed HF endpoint: an eligible node with an hourly price is taken to be billing
-        billing = row.get("state") == "eligible" and bool(row.get("price_per_hour"))
+        billing = row["state"] == "eligible" and bool(row["price_per_hour"])
     return {**row, "billing": billing, "pausable": managed and hf_state in states.PAUSABLE,
             "resumable": managed and hf_state in states.RESUMABLE, "stoppable": False}
 
@@ -58,28 +59,28 @@ class RentedApi:
 
     # -- rows ------------------------------------------------------------------------------------------------
 
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def list(self) -> builtins.list[RentedActionRow]:
         """This node's rented nodes (empty on a node without the feature)."""
         manager = self.node.rented
         return [with_actions(row) for row in manager.list()] if manager is not None else []
 
-    def row(self, name: str) -> dict[str, Any] | None:
-        return next((r for r in self.list() if r.get("name") == name), None)
+    def row(self, name: str) -> RentedActionRow | None:
+        return next((r for r in self.list() if r["name"] == name), None)
 
-    def show(self, name: str) -> dict[str, Any]:
+    def show(self, name: str) -> RentedActionRow:
         return with_actions(self._manager().show(name))
 
     def pause_on_exit_targets(self) -> builtins.list[str]:
         """Rented nodes that stopping this node will pause (an endpoint: managed, pause on exit on, not
         already paused) or cancel (a batch window that has not ended, pause on exit on)."""
         return [r["name"] for r in self.list()
-                if (r.get("lifecycle") or {}).get("managed") and (r.get("lifecycle") or {}).get("pause_on_sponsor_exit")
-                and (r["stoppable"] if r.get("hf_job") else r.get("hf_state") not in ("paused", "failed", None))]
+                if r["lifecycle"]["managed"] and r["lifecycle"]["pause_on_sponsor_exit"]
+                and (r["stoppable"] if "hf_job" in r else r["hf_state"] not in ("paused", "failed", None))]
 
-    async def pause_for_exit(self, name: str) -> dict[str, Any]:
+    async def pause_for_exit(self, name: str) -> RentedRow:
         """What pause on exit does to one rented node, now: pause an endpoint, cancel a batch window."""
         row = self.show(name)
-        if row.get("hf_job"):
+        if "hf_job" in row:
             return with_actions(await self._windows().stop(name, on_exit=True))
         return await self.pause(name)
 
@@ -99,15 +100,15 @@ class RentedApi:
 
     # -- declarations ----------------------------------------------------------------------------------------
 
-    async def attach(self, decl: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def attach(self, decl: dict[str, Any], token: str | None) -> RentedActionRow:
         return with_actions(await self._manager().attach(decl, token))
 
-    async def apply(self, items: builtins.list[dict[str, Any]], token: str | None) -> builtins.list[dict[str, Any]]:
+    async def apply(self, items: builtins.list[dict[str, Any]], token: str | None) -> builtins.list[RentedActionRow]:
         if not all(isinstance(i, dict) for i in items):
             raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
         return [with_actions(row) for row in await self._manager().apply(items, token)]
 
-    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedActionRow:
         return with_actions(await self._manager().set(name, changes, token))
 
     async def detach(self, name: str, *, force: bool = False) -> dict[str, Any]:
@@ -115,7 +116,7 @@ class RentedApi:
         await self._manager().detach(name, force=force)
         return {"detached": name}
 
-    async def probe(self, name: str) -> dict[str, Any]:
+    async def probe(self, name: str) -> RentedActionRow:
         """Probe again now (models, credential, public flag)."""
         manager = self._manager()
         node = manager.get(name)
@@ -129,13 +130,13 @@ class RentedApi:
         """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet)."""
         return await self._ops().plan(params)
 
-    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, params: dict[str, Any]) -> RentedRow:
         return await self._ops().create(params)
 
-    async def pause(self, name: str) -> dict[str, Any]:
+    async def pause(self, name: str) -> RentedRow:
         return await self._ops().pause(name)
 
-    async def resume(self, name: str) -> dict[str, Any]:
+    async def resume(self, name: str) -> RentedRow:
         return await self._ops().resume(name)
 
     async def delete(self, name: str) -> dict[str, Any]:
@@ -152,10 +153,10 @@ class RentedApi:
         (refused if they cannot pay for it)."""
         return await self._windows().plan(params)
 
-    async def window_create(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def window_create(self, params: dict[str, Any]) -> RentedRow:
         return await self._windows().create(params)
 
-    async def window_stop(self, name: str) -> dict[str, Any]:
+    async def window_stop(self, name: str) -> RentedActionRow:
         return with_actions(await self._windows().stop(name))
 
     def window_extend(self, name: str) -> None:

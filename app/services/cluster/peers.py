@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app.environment import environment
 from app.home import write_private
@@ -36,6 +36,7 @@ from app.services.events import EventBus, NodeChanged, PeerJoined, PeerLeft, Pee
 from app.services.guard import FailureNotices, guarded
 
 if TYPE_CHECKING:
+    from app.services.api.rows import NodeRow, RelayedRentedFact
     from app.services.backends.base import Upstream
 
 log = logging.getLogger(__name__)
@@ -324,9 +325,9 @@ class PeerManager:
 
     # -- views -----------------------------------------------------------------------------------------
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[NodeRow]:
         """One row per peer for ``pairwise nodes`` (and its shared nodes, marked ``via``)."""
-        out: list[dict[str, Any]] = []
+        out: list[NodeRow] = []
         for peer in sorted(self.peers.values(), key=lambda p: p.name):
             facts = peer.facts
             out.append({
@@ -338,7 +339,9 @@ class PeerManager:
             })
             for shared in facts.get("shared_nodes") or []:
                 if isinstance(shared, dict):
-                    out.append({**shared, "via": peer.name, "online": bool(shared.get("online")) and peer.online})
+                    # As the peer sent it: the type names the keys, the peer vouches for none of them.
+                    relayed = {**shared, "via": peer.name, "online": bool(shared.get("online")) and peer.online}
+                    out.append(cast("RelayedRentedFact", relayed))
         return out
 
     def peer_rows(self) -> list[dict[str, Any]]:

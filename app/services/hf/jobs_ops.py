@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.services.errors import ConfigError, RefusedError
 from app.services.hf.errors import HfError
@@ -39,6 +39,9 @@ from app.services.hf.jobs_models import (
 )
 from app.services.hf.jobs_records import JobRecord
 from app.services.rented.upstream import RentedUpstream
+
+if TYPE_CHECKING:
+    from app.services.api.rows import RentedRow, WindowExtras
 
 DEFAULT_ENGINE = "vllm"
 DEFAULT_POLICY = "prefer"  # a batch window is rented to be used first
@@ -166,7 +169,7 @@ class HfJobs:
                 + (f"give --window {minutes}m or less" if minutes else "wait for the next UTC " + period)
                 + " or raise the cap", title="Window over budget")
 
-    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, params: dict[str, Any]) -> RentedRow:
         plan = await self.plan(params)
         name, namespace = plan["name"], plan["namespace"]
         client = self.hf.client()
@@ -239,7 +242,7 @@ class HfJobs:
             raise ConfigError(f"rented node {name} is not a batch window (a Job Pairwise started)")
         return node, record
 
-    async def stop(self, name: str, *, on_exit: bool = False) -> dict[str, Any]:
+    async def stop(self, name: str, *, on_exit: bool = False) -> RentedRow:
         """Cancel the window now: a user's stop, or (``on_exit``) what pause on exit does to a window."""
         node, _ = self._job_node(name)
         if on_exit:
@@ -261,7 +264,7 @@ class HfJobs:
 
     # -- rows --------------------------------------------------------------------------------------------------
 
-    def extra(self, node: RentedUpstream) -> dict[str, Any]:
+    def extra(self, node: RentedUpstream) -> WindowExtras:
         record = self.records.get(node.name)
         if not is_hf_job(node) or record is None:
             return {}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.services.errors import ConfigError, CredentialError, RefusedError
 from app.services.hf.client import HuggingFaceClient
@@ -34,6 +34,9 @@ from app.services.rented.caps import minute_refusal
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
+
+if TYPE_CHECKING:
+    from app.services.api.rows import RentedRow
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +112,7 @@ class HfRented:
             "body": body,
         }
 
-    async def create(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, params: dict[str, Any]) -> RentedRow:
         plan = await self.plan(params)
         client = self.hf.client()
         sent = self.lifecycle.clock()
@@ -158,11 +161,11 @@ class HfRented:
 
     # -- actions -----------------------------------------------------------------------------------------------
 
-    async def pause(self, name: str) -> dict[str, Any]:
+    async def pause(self, name: str) -> RentedRow:
         await self.lifecycle.pause_now(self._endpoint_node(name, "pause"), "user")
         return self.manager.show(name)
 
-    async def resume(self, name: str) -> dict[str, Any]:
+    async def resume(self, name: str) -> RentedRow:
         await self.lifecycle.resume_now(self._endpoint_node(name, "resume"))
         return self.manager.show(name)
 

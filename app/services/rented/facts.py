@@ -12,11 +12,14 @@ relaying a request the sponsor would refuse anyway.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from app.services.rented.decl import LABEL
 
 if TYPE_CHECKING:
+    # Type-only: the row types are a catalog in the base room, but importing the api package runs its __init__.
+    from app.services.api.rows import BudgetRow, CostRow, LifecycleRow, RentedFact, RentedRow, RequestersRow
     from app.services.backends.base import Caller
     from app.services.rented.upstream import RentedUpstream
 
@@ -28,7 +31,7 @@ def eligibility(node: RentedUpstream) -> tuple[bool, str | None]:
     return reason is None, reason
 
 
-def shared_fact(node: RentedUpstream) -> dict[str, Any]:
+def shared_fact(node: RentedUpstream) -> RentedFact:
     state, state_reason = node.status()
     eligible, reason = eligibility(node)
     return {
@@ -45,16 +48,19 @@ def shared_fact(node: RentedUpstream) -> dict[str, Any]:
     }
 
 
-def local_row(node: RentedUpstream, totals: dict[str, Any]) -> dict[str, Any]:
+def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
     decl = node.decl
+    cost: CostRow = {"session_usd": totals["session_usd"], "day_usd": totals["day_usd"], "month_usd": totals["month_usd"]}
     return {
         **shared_fact(node),
         "url": decl.url, "endpoint": decl.endpoint, "hf_state": node.hf_state, "hf_message": node.hf_message,
         "has_credential": node.has_token, "credential_error": node.credential_error,
         "last_error": node.last_error, "allow_models": decl.allow_models, "hf_unreachable": node.hf_unreachable,
-        "lifecycle": decl.lifecycle.model_dump(), "budget": decl.budget.model_dump(),
-        "requesters": decl.requesters.model_dump(),
-        "cost": {k: totals[k] for k in ("session_usd", "day_usd", "month_usd")},
+        # model_dump keeps every field of the declaration's parts, in their order; the TypedDicts name them.
+        "lifecycle": cast("LifecycleRow", decl.lifecycle.model_dump()),
+        "budget": cast("BudgetRow", decl.budget.model_dump()),
+        "requesters": cast("RequestersRow", decl.requesters.model_dump()),
+        "cost": cost,
         # Flat spellings of the same totals, as `rented show --json` promises them (issue 6).
         "cost_session_usd": totals["session_usd"], "cost_month_usd": totals["month_usd"],
         "ca_file": decl.ca_file,
@@ -77,7 +83,7 @@ def cap_note(node: RentedUpstream) -> str | None:
             f"{pause}; days and months are UTC")
 
 
-def peer_refusal(fact: dict[str, Any], caller: Caller | None) -> str | None:
+def peer_refusal(fact: Mapping[str, Any], caller: Caller | None) -> str | None:
     """Why the rented node described by ``fact`` (a peer's shared fact) may not serve ``caller`` here."""
     name, sponsor = fact.get("name"), fact.get("sponsor")
     if not fact.get("shared"):

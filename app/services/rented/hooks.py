@@ -38,6 +38,7 @@ from app.services.errors import UpstreamError
 from app.services.guard import Tell, guarded
 
 if TYPE_CHECKING:
+    from app.services.api.rows import WindowExtras
     from app.services.rented.decl import RentedDecl
     from app.services.rented.upstream import RentedUpstream
 
@@ -61,7 +62,7 @@ class LifecycleHooks:
     on_detach: list[NodeHook] = field(default_factory=list)
     account_keys: list[AccountKey] = field(default_factory=list)
     resolvers: list[Resolver] = field(default_factory=list)
-    row_extras: list[Callable[[RentedUpstream], dict[str, Any]]] = field(default_factory=list)
+    row_extras: list[Callable[[RentedUpstream], WindowExtras]] = field(default_factory=list)
     # Set by the manager: called when a request's first byte arrived (starts the cost meter).
     began: Callable[[RentedUpstream, str], None] = lambda node, job_id: None
     # Set by the manager: tells a failed hook (a Notice on the bus).

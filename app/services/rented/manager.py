@@ -29,7 +29,7 @@ import asyncio
 import builtins
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.environment import environment
 from app.services.errors import ConfigError, CredentialError, NotFound, PairwiseError, RefusedError
@@ -64,6 +64,9 @@ from app.services.rented.store import RentedStore, secret_key
 from app.services.rented.upstream import RentedUpstream
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
+
+if TYPE_CHECKING:
+    from app.services.api.rows import RentedFact, RentedRow
 
 log = logging.getLogger(__name__)
 def refresh_every_s() -> float:
@@ -207,7 +210,7 @@ class RentedManager:
     def _save(self) -> None:
         self.store.save([n.decl for n in self.nodes.values()])
 
-    async def attach(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def attach(self, data: dict[str, Any], token: str | None) -> RentedRow:
         decl = validate_decl({**data, "has_credential": bool(token)})
         if decl.name in self.nodes:
             raise ConfigError(f"a rented node named {decl.name!r} is already attached; change it with "
@@ -232,8 +235,8 @@ class RentedManager:
         self._announce(node, "attached")
         return self.show(decl.name)
 
-    async def apply(self, items: list[dict[str, Any]], token: str | None) -> list[dict[str, Any]]:
-        out = []
+    async def apply(self, items: list[dict[str, Any]], token: str | None) -> list[RentedRow]:
+        out: list[RentedRow] = []
         for data in items:
             name = data.get("name")
             if isinstance(name, str) and name in self.nodes:
@@ -242,19 +245,19 @@ class RentedManager:
                 out.append(await self.attach(data, token))
         return out
 
-    async def _replace(self, name: str, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def _replace(self, name: str, data: dict[str, Any], token: str | None) -> RentedRow:
         old = self.get(name)
         decl = validate_decl({**data, "has_credential": bool(token) or old.decl.has_credential})
         return await self._update(old, decl, token)
 
-    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedRow:
         old = self.get(name)
         if "name" in changes and changes["name"] != name:
             raise ConfigError("a rented node cannot be renamed; detach it and attach it again")
         decl = apply_changes(old.decl, {**changes, "has_credential": bool(token) or old.decl.has_credential})
         return await self._update(old, decl, token)
 
-    async def _update(self, old: RentedUpstream, decl: RentedDecl, token: str | None) -> dict[str, Any]:
+    async def _update(self, old: RentedUpstream, decl: RentedDecl, token: str | None) -> RentedRow:
         self._check_ca(decl)
         reconnect = token is not None or any(getattr(decl, f) != getattr(old.decl, f) for f in _CONNECTION_FIELDS)
         if decl.endpoint != old.decl.endpoint or (decl.endpoint and not decl.url):
@@ -307,20 +310,20 @@ class RentedManager:
 
     # -- views -----------------------------------------------------------------------------------------------
 
-    def show(self, name: str) -> dict[str, Any]:
+    def show(self, name: str) -> RentedRow:
         node = self.get(name)
         row = local_row(node, self.meter.totals(name))
         for extra in self.hooks.row_extras:
             row.update(extra(node))
         return row
 
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def list(self) -> builtins.list[RentedRow]:
         return [self.show(name) for name in sorted(self.nodes)]
 
-    def shared_facts(self) -> builtins.list[dict[str, Any]]:
+    def shared_facts(self) -> builtins.list[RentedFact]:
         return [shared_fact(self.nodes[name]) for name in sorted(self.nodes)]
 
-    def node_rows(self) -> builtins.list[dict[str, Any]]:
+    def node_rows(self) -> builtins.list[RentedFact]:
         return self.shared_facts()
 
     # -- cost, budget and off-LAN notices --------------------------------------------------------------------

@@ -15,7 +15,7 @@ a row is a peer's if its ``sponsor_id`` is not this node's id.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
@@ -26,7 +26,7 @@ from app.services.translate.shapes import Api
 
 log = logging.getLogger(__name__)
 
-Rows = Callable[[], Iterable[dict[str, Any]]]
+Rows = Callable[[], Iterable[Mapping[str, Any]]]
 PeerLookup = Callable[[str], Upstream | None]
 
 
@@ -34,7 +34,7 @@ class PeerRentedView(Upstream):
     kind = "rented"
     remote = True  # never served from here: a relayed request never considers it
 
-    def __init__(self, fact: dict[str, Any], sponsor: PeerLookup | None = None) -> None:
+    def __init__(self, fact: Mapping[str, Any], sponsor: PeerLookup | None = None) -> None:
         self.fact = fact
         self._sponsor = sponsor
         self.key = f"peer-rented:{fact.get('id')}"

@@ -4,6 +4,7 @@ and Pause, Resume and Delete; a LAN node shows its machine, engines and models."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -26,6 +27,12 @@ from PySide6.QtWidgets import (
 
 from app.services.api import glossary
 from app.services.api.keys import parse_peer_values, peer_text, replacing, split_items, today_text
+from app.services.api.rows import (
+    LocalNodeRow,
+    PeerNodeRow,
+    RentedActionRow,
+    is_rented,
+)
 from app.services.errors import PairwiseError
 from app.ui import fmt
 from app.ui.aio import Tasks
@@ -47,23 +54,23 @@ def _spin(maximum: float, suffix: str, decimals: int = 2, prefix: str = "", none
     return box
 
 
-def is_window(row: dict[str, Any]) -> bool:
+def is_window(row: Mapping[str, Any]) -> bool:
     """A batch window (a Hugging Face Job Pairwise started): removing it cancels its job, nothing to delete."""
     return bool(row.get("hf_job"))
 
 
-def what_delete_loses(row: dict[str, Any]) -> str:
-    name = row.get("name")
-    models = ", ".join(row.get("models") or []) or "its models"
+def what_delete_loses(row: RentedActionRow) -> str:
+    name = row["name"]
+    models = ", ".join(row["models"]) or "its models"
     if is_window(row):
         return (f"Pairwise cancels {name}'s batch window on Hugging Face if it is still running (billing stops) and "
                 f"forgets the node; {models} leave your cluster. Jobs history and costs stay.")
-    if (row.get("lifecycle") or {}).get("managed"):
-        where = row.get("endpoint") or "the endpoint"
+    if row["lifecycle"]["managed"]:
+        where = row["endpoint"] or "the endpoint"
         return (f"This deletes the Hugging Face endpoint {where} for good: its configuration and its URL cannot "
                 f"be recovered, and {models} leave your cluster. Billing for it stops. Jobs history and costs stay.")
     return (f"Pairwise forgets {name} and removes its token from the keyring; {models} leave your cluster. "
-            f"The endpoint itself is not deleted: it keeps running at {row.get('provider')} (and billing, if it "
+            f"The endpoint itself is not deleted: it keeps running at {row['provider']} (and billing, if it "
             "does) until you stop it there.")
 
 
@@ -75,7 +82,8 @@ class NodeDetail(QWidget):
         self.facade, self.tasks = facade, tasks
         self.setObjectName("nodeDetail")
         self.name: str | None = None
-        self.row: dict[str, Any] = {}
+        self.row: Mapping[str, Any] = {}  # the node shown: any kind, a peer's as it sent it
+        self.own: RentedActionRow | None = None  # the node shown when this node sponsors it
         self.pending: tuple[str, str] | None = None  # (verb, name) until the state it promised shows
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -209,29 +217,33 @@ class NodeDetail(QWidget):
         rows = {n.get("name"): n for n in self.facade.nodes()}
         row = rows.get(self.name) if self.name else None
         own = self.facade.rented_row(self.name) if self.name else None
-        self.row = own or row or {}
-        rented = bool(row and row.get("kind") == "rented") or own is not None
+        shown: Mapping[str, Any] = own or row or {}
+        self.own, self.row = own, shown
         self.settings_box.setVisible(own is not None)
-        window = is_window(self.row)
+        window = is_window(shown)
         for button in (self.pause_button, self.resume_button):
             button.setVisible(own is not None and not window)
         self.stop_button.setVisible(own is not None and window)
         self.delete_button.setVisible(own is not None)
-        self.usage_box.setVisible(bool(self.row.get("models")))
-        if self.row.get("models"):
+        self.usage_box.setVisible(bool(shown.get("models")))
+        if shown.get("models"):
             self.usage.setPlainText(usage_snippets(self.facade.status().get("listen") or "127.0.0.1:11434",
-                                                   str((self.row.get("models") or [""])[0])))
-        if not self.row:
+                                                   str((shown.get("models") or [""])[0])))
+        if not shown:
             self.title.setText("Select a node" if not self.name else f"{self.name} is gone")
             self.subtitle.setText("")
             return
-        if rented:
-            self._show_rented(self.row, own is not None)
-        else:
-            self._show_lan(self.row)
+        if own is not None:
+            self._show_rented(own, own=True)
+            self._show_own(own)
+        elif row is not None and is_rented(row):
+            self._show_rented(row, own=False)
+        elif row is not None:
+            self._show_lan(row)
         self.fit_width()
 
-    def _show_rented(self, row: dict[str, Any], own: bool) -> None:
+    def _show_rented(self, row: Mapping[str, Any], *, own: bool) -> None:
+        """What every rented row shows (a peer's may lack any key, so each is read with ``get``)."""
         simulated = " (simulated Hugging Face)" if row.get("simulated") else ""
         self.title.setText(f"{row.get('name')} — Rented · off-LAN{simulated}")
         who = "this machine" if own else str(row.get("sponsor") or "another machine")
@@ -258,35 +270,36 @@ class NodeDetail(QWidget):
         self._fact("Used", glossary.policy(row.get("policy")) + "; " +
                    ("shared with your other machines" if row.get("shared") else "only this machine uses it"))
         self._settle_pending(row)
-        if not own:
-            return
-        cost = row.get("cost") or {}
-        self._fact("Cost this session", glossary.money(cost.get("session_usd")))
-        self._fact("Cost today (UTC)", glossary.money(cost.get("day_usd")))
-        self._fact("By requester", today_text(self.facade.rented_today(str(row.get("name")))))
-        self._fact("Cost this month (UTC)", glossary.money(cost.get("month_usd")))
-        if row.get("endpoint"):
+
+    def _show_own(self, row: RentedActionRow) -> None:
+        """What only the sponsor shows and changes: costs, endpoint, caps, lifecycle, per-peer limits."""
+        cost = row["cost"]
+        self._fact("Cost this session", glossary.money(cost["session_usd"]))
+        self._fact("Cost today (UTC)", glossary.money(cost["day_usd"]))
+        self._fact("By requester", today_text(self.facade.rented_today(row["name"])))
+        self._fact("Cost this month (UTC)", glossary.money(cost["month_usd"]))
+        if row["endpoint"]:
             self._fact("Endpoint", row["endpoint"])
-        budget, life = row.get("budget") or {}, row.get("lifecycle") or {}
-        self._fact("Budget", f"{glossary.cap(budget.get('usd_per_day'), 'day')}, "
-                             f"{glossary.cap(budget.get('usd_per_month'), 'month')}; days and months are UTC")
-        if row.get("cap_note"):
+        budget, life = row["budget"], row["lifecycle"]
+        self._fact("Budget", f"{glossary.cap(budget['usd_per_day'], 'day')}, "
+                             f"{glossary.cap(budget['usd_per_month'], 'month')}; days and months are UTC")
+        if row["cap_note"]:
             self._fact("Cap", row["cap_note"])
-        idle = life.get("idle_pause_min")
+        idle = life["idle_pause_min"]
         self._fact("Idle pause", f"after {idle:g} min without requests" if idle else "off")
         if not self.settings_box.hasFocus() and not any(
                 w.hasFocus() for w in (self.day_cap, self.month_cap, self.idle_min)):
-            self.day_cap.setValue(budget.get("usd_per_day") or 0)
-            self.month_cap.setValue(budget.get("usd_per_month") or 0)
+            self.day_cap.setValue(budget["usd_per_day"] or 0)
+            self.month_cap.setValue(budget["usd_per_month"] or 0)
             self.idle_min.setValue(idle or 0)
-            self.wake.setChecked(bool(life.get("wake_on_request")))
-            self.pause_on_exit.setChecked(bool(life.get("pause_on_sponsor_exit", True)))
-        limits = row.get("requesters") or {}
-        self.peer_usd.setText(peer_text(limits.get("usd_per_day") or {}))
-        self.peer_rate.setText(peer_text(limits.get("requests_per_min") or {}))
+            self.wake.setChecked(life["wake_on_request"])
+            self.pause_on_exit.setChecked(life["pause_on_sponsor_exit"])
+        limits = row["requesters"]
+        self.peer_usd.setText(peer_text(limits["usd_per_day"]))
+        self.peer_rate.setText(peer_text(limits["requests_per_min"]))
         managed = glossary.managed(row)
         refusal = glossary.resume_refusal(row)
-        self.stop_button.setEnabled(bool(row.get("stoppable")))
+        self.stop_button.setEnabled(row["stoppable"])
         self.pause_button.setEnabled(glossary.pausable(row))
         self.resume_button.setEnabled(glossary.resumable(row) and refusal is None)
         self.resume_button.setToolTip(refusal or "")
@@ -296,7 +309,7 @@ class NodeDetail(QWidget):
         for widget in (self.idle_min, self.wake, self.pause_on_exit):
             widget.setEnabled(managed)
 
-    def _settle_pending(self, row: dict[str, Any]) -> None:
+    def _settle_pending(self, row: Mapping[str, Any]) -> None:
         """A "Resuming…"/"Pausing…" line stays only until the state it promised shows."""
         if self.pending is None or self.pending[1] != row.get("name"):
             return
@@ -312,20 +325,20 @@ class NodeDetail(QWidget):
             self.message.setText(f"{row.get('name')}'s batch window has ended; billing has stopped.")
             self.pending = None
 
-    def _show_lan(self, row: dict[str, Any]) -> None:
-        where = "this machine" if row.get("kind") == "local" else "a LAN peer"
-        self.title.setText(f"{row.get('name')} — {where}")
-        hw = row.get("hardware") or {}
+    def _show_lan(self, row: LocalNodeRow | PeerNodeRow) -> None:
+        where = "this machine" if row["kind"] == "local" else "a LAN peer"
+        self.title.setText(f"{row['name']} — {where}")
+        hw = row["hardware"] or {}
         gpus = ", ".join(g.get("name", "?") for g in hw.get("gpus") or []) or "no GPU found"
-        self.subtitle.setText(f"{row.get('os') or ''} · {hw.get('cpus') or '?'} CPUs · "
+        self.subtitle.setText(f"{row['os'] or ''} · {hw.get('cpus') or '?'} CPUs · "
                               f"{hw.get('memory_gb') or '?'} GB · {gpus}")
         self._fact("State", fmt.node_state(row))
-        self._fact("Requests now", row.get("in_flight", 0))
-        for engine in row.get("engines") or []:
+        self._fact("Requests now", row["in_flight"])
+        for engine in row["engines"] or []:
             status = engine.get("error") or "ok"
             self._fact(f"Engine {engine.get('name')}", f"{engine.get('api')} at {engine.get('url')} — {status}; "
                                                        f"models: {', '.join(engine.get('models') or []) or 'none'}")
-        self._fact("Models", ", ".join(row.get("models") or []) or "–")
+        self._fact("Models", ", ".join(row["models"]) or "–")
 
     # -- actions ---------------------------------------------------------------------------------------------
 
@@ -338,7 +351,7 @@ class NodeDetail(QWidget):
         self.message.setText(message if message.lower().startswith(title.lower()) else f"{title}: {message}")
 
     async def act(self, verb: str, name: str) -> bool:
-        row = dict(self.row)
+        own = self.own
         if verb == "pause":
             self.message.setText(f"Pausing {name}…")
             await self.facade.rented_pause(name)
@@ -358,10 +371,12 @@ class NodeDetail(QWidget):
             self.message.setText(f"Stopping {name}: Hugging Face cancels its job; billing stops.")
             self.pending = ("stop", name)
         elif verb == "delete":
-            managed = bool((row.get("lifecycle") or {}).get("managed")) and not is_window(row)
+            if own is None:  # the button shows only on this node's own rented nodes
+                return False
+            managed = own["lifecycle"]["managed"] and not is_window(own)
             title = f"Delete {name}?" if managed else f"Remove {name} from Pairwise?"
             if not await confirm(self, title, title, action="Delete" if managed else "Remove",
-                                 informative=what_delete_loses(row), destructive=True):
+                                 informative=what_delete_loses(own), destructive=True):
                 return False
             if managed:
                 await self.facade.rented_delete(name)
@@ -375,12 +390,14 @@ class NodeDetail(QWidget):
     def apply_settings(self) -> None:
         if not self.name:
             return
-        limits = self.row.get("requesters") or {}
+        own = self.own
+        usd_per_day = own["requesters"]["usd_per_day"] if own is not None else {}
+        requests_per_min = own["requesters"]["requests_per_min"] if own is not None else {}
         try:
             per_peer = {
-                "requesters.usd_per_day": replacing(limits.get("usd_per_day") or {}, parse_peer_values(
+                "requesters.usd_per_day": replacing(usd_per_day, parse_peer_values(
                     split_items(self.peer_usd.text()), float, "Per-peer $/day")),
-                "requesters.requests_per_min": replacing(limits.get("requests_per_min") or {}, parse_peer_values(
+                "requesters.requests_per_min": replacing(requests_per_min, parse_peer_values(
                     split_items(self.peer_rate.text()), int, "Per-peer requests/min")),
             }
         except PairwiseError as exc:
@@ -391,7 +408,7 @@ class NodeDetail(QWidget):
             "budget.usd_per_month": self.month_cap.value() or None,
             **per_peer,
         }
-        if (self.row.get("lifecycle") or {}).get("managed"):
+        if own is not None and own["lifecycle"]["managed"]:
             changes.update({"lifecycle.idle_pause_min": self.idle_min.value() or None,
                             "lifecycle.wake_on_request": self.wake.isChecked(),
                             "lifecycle.pause_on_sponsor_exit": self.pause_on_exit.isChecked()})

@@ -3,6 +3,7 @@ provider, state, price and sponsor; LAN nodes show their engines and models."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -10,6 +11,7 @@ from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from app.services.api import glossary
+from app.services.api.rows import NodeRow, is_rented
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 from app.ui.palette import off_lan_colour
@@ -18,17 +20,18 @@ COLUMNS = ["Name", "Kind", "State", "GPU / engines", "Models", "Price", "Provide
 RENTED_LABEL = "Rented · off-LAN"
 
 
-def row_cells(node: dict[str, Any]) -> list[str]:
-    models = ", ".join(node.get("models") or []) or "–"
-    if node.get("kind") == "rented":
-        state = glossary.rented_state(node)
-        label = str(node.get("label") or RENTED_LABEL) + (" · simulated" if node.get("simulated") else "")
-        return [str(node.get("name")), label, state, str(node.get("gpu") or "–"),
-                models, glossary.per_hour(node.get("price_per_hour")), glossary.provider(node.get("provider")),
-                str(node.get("sponsor") or "–")]
-    engines = ", ".join(f"{e.get('name')} ({e.get('api')})" for e in node.get("engines") or []) or "no engines"
-    kind = "This machine" if node.get("kind") == "local" else "LAN"
-    return [str(node.get("name")), kind, fmt.node_state(node), engines, models, "free", "–", "–"]
+def row_cells(node: NodeRow) -> list[str]:
+    if is_rented(node):  # this node's or a peer's: a peer's may lack any key
+        fact: Mapping[str, Any] = node
+        models = ", ".join(fact.get("models") or []) or "–"
+        label = str(fact.get("label") or RENTED_LABEL) + (" · simulated" if fact.get("simulated") else "")
+        return [str(fact.get("name")), label, glossary.rented_state(fact), str(fact.get("gpu") or "–"),
+                models, glossary.per_hour(fact.get("price_per_hour")), glossary.provider(fact.get("provider")),
+                str(fact.get("sponsor") or "–")]
+    models = ", ".join(node["models"]) or "–"
+    engines = ", ".join(f"{e.get('name')} ({e.get('api')})" for e in node["engines"] or []) or "no engines"
+    kind = "This machine" if node["kind"] == "local" else "LAN"
+    return [node["name"], kind, fmt.node_state(node), engines, models, "free", "–", "–"]
 
 
 class NodeList(QTableWidget):
@@ -45,7 +48,7 @@ class NodeList(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(True)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[NodeRow] = []
         self.itemSelectionChanged.connect(self._selected)
 
     def refresh(self) -> None:
@@ -59,7 +62,7 @@ class NodeList(QTableWidget):
             for c, text in enumerate(row_cells(node)):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, node.get("name"))
-                if node.get("kind") == "rented" and c == 1:
+                if is_rented(node) and c == 1:
                     item.setForeground(QBrush(off_lan_colour(self.palette())))
                     item.setFont(bold)
                     item.setToolTip("Prompts served here leave your LAN")

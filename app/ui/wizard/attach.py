@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
+from app.services.api.rows import RentedActionRow
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
@@ -96,7 +97,7 @@ class AttachPage(AsyncPage):
         form.addRow(self.status)
         for edit in (self.name, self.url):
             edit.textChanged.connect(lambda _t: self.completeChanged.emit())
-        self.result: dict[str, Any] | None = None
+        self.result: RentedActionRow | None = None
 
     def ready(self) -> bool:
         return bool(self.name.text().strip() and self.url.text().strip())

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWizardPage
 
+from app.services.api.rows import RentedRow
 from app.services.errors import PairwiseError
 from app.ui import fmt
 from app.ui.aio import Tasks, error_text
@@ -67,7 +68,7 @@ class ProgressPage(QWizardPage):
         self.windowed = False  # a batch window (a Hugging Face Job), not an endpoint
         self.steps = STEPS
         self.created = False
-        self.row: dict[str, Any] = {}
+        self.row: RentedRow | None = None  # once created
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.poll)
@@ -79,7 +80,7 @@ class ProgressPage(QWizardPage):
         self.windowed = bool(params.get("window"))
         self.steps = WINDOW_TEXTS if self.windowed else STEPS
         self.failed, self.created, self.retry_settings = False, False, False
-        self.seen, self.row = [], {}
+        self.seen, self.row = [], None
         self.change.setVisible(False)
         self.usage.setText("")
         self.show_state("create")
@@ -103,16 +104,16 @@ class ProgressPage(QWizardPage):
         if row is None:
             return
         self.row = row
-        hf_state = str(row.get("hf_state") or "pending")
+        hf_state = row["hf_state"] or "pending"
         if self.windowed:
             if hf_state not in WINDOW_STEPS:
                 lines = "<br>".join(row.get("last_log_lines") or [])
-                self.fail(f"the batch window ended: {row.get('hf_message') or hf_state}"
+                self.fail(f"the batch window ended: {row['hf_message'] or hf_state}"
                           + (f"<br><tt>{lines}</tt>" if lines else ""))
                 return
             hf_state = WINDOW_STEPS[hf_state]
         if hf_state in ("failed", "updateFailed"):
-            self.fail(f"Hugging Face reports {hf_state}: {row.get('hf_message') or 'no message'}")
+            self.fail(f"Hugging Face reports {hf_state}: {row['hf_message'] or 'no message'}")
             return
         self.show_state(hf_state)
 
@@ -124,24 +125,27 @@ class ProgressPage(QWizardPage):
         for i, (_key, text) in enumerate(self.steps):
             mark = "✔" if i < reached or hf_state == "running" else ("▶" if i == reached else "○")
             self.labels[i].setText(f"{mark} {text}")
-        cost = (self.row.get("cost") or {}).get("session_usd")
-        price = self.row.get("price_per_hour")
+        row = self.row
+        cost = row["cost"]["session_usd"] if row is not None else None
+        price = row["price_per_hour"] if row is not None else None
+        message = (row["hf_message"] if row is not None else None) or ""
         if hf_state == "running":
             self._poll.stop()
-            done = (f"Hugging Face ends the window by {self.row.get('window_ends_at')}." if self.windowed
+            ends_at = row.get("window_ends_at") if row is not None else None
+            done = (f"Hugging Face ends the window by {ends_at}." if self.windowed
                     else "Pause it from the tray menu when you are done.")
             self.detail.setText(f"{self.name} is running at {fmt.price(price)}. Cost so far: {fmt.money(cost)}. "
                                 + done)
-            model = str((self.row.get("models") or [""])[0])
+            model = ((row["models"] if row is not None else []) or [""])[0]
             listen = self.facade.status().get("listen") or "127.0.0.1:11434"
             self.usage.setText(f"<b>Use it from any app</b> on this machine: OpenAI base URL "
                                f"<code>http://{listen}/v1</code>, Ollama URL <code>http://{listen}</code>, "
                                f"model <code>{model}</code>. The node's page in the Pairwise window has a "
                                "curl line and Python to copy.")
         elif hf_state not in ORDER:
-            self.detail.setText(f"Hugging Face says: {hf_state}. {self.row.get('hf_message') or ''}")
+            self.detail.setText(f"Hugging Face says: {hf_state}. {message}")
         elif hf_state != "create":
-            self.detail.setText(f"Hugging Face says: {hf_state}. {self.row.get('hf_message') or ''}")
+            self.detail.setText(f"Hugging Face says: {hf_state}. {message}")
         self.completeChanged.emit()
 
     def fail(self, message: str, *, recoverable: bool = False) -> None:

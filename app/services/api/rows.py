@@ -1,0 +1,183 @@
+"""The rows the service API hands the tray and the control API: a rented node's row and the cluster's
+node list. Their JSON is their keys, in the order the producers write them (``rented/facts.py``,
+``node.local_facts``, ``cluster/peers.rows``), so typing them changes nothing on the wire.
+
+Only types live here, so this module sits in the base room (tests/unit/test_import_rules.py): the
+producers below the API import it as the catalog, like the events.
+
+A key is required where its producer always writes it (its value may still be None); ``NotRequired``
+marks what only some rows carry (a batch window's keys, a peer's facts as it sent them).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, TypedDict
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs  # typing's own from Python 3.13
+
+
+class LifecycleRow(TypedDict):
+    managed: bool
+    wake_on_request: bool
+    idle_pause_min: float | None
+    pause_on_sponsor_exit: bool
+
+
+class BudgetRow(TypedDict):
+    usd_per_day: float | None
+    usd_per_month: float | None
+
+
+class RequestersRow(TypedDict):
+    usd_per_day: dict[str, float]
+    requests_per_min: dict[str, int]
+
+
+class CostRow(TypedDict):
+    session_usd: float
+    day_usd: float
+    month_usd: float
+
+
+class RentedFact(TypedDict):
+    """What a peer may learn about a rented node (``rented/facts.shared_fact``): no URL, endpoint or token."""
+
+    id: str
+    name: str
+    kind: Literal["rented"]
+    label: str
+    provider: str
+    gpu: str | None
+    state: str
+    price_per_hour: float | None
+    sponsor: str
+    sponsor_id: str
+    shared: bool
+    policy: str
+    eligible: bool
+    reason: str | None
+    models: list[str]
+    off_lan: bool
+    online: bool
+    in_flight: int
+    capacity: int
+    cold_start_s: float
+    warning: str | None
+    simulated: bool
+
+
+class WindowExtras(TypedDict, total=False):
+    """A batch window's keys (``hf/jobs_ops``): present together on a window's row, absent on an endpoint's."""
+
+    hf_stage: str
+    hf_job: str
+    window_s: float
+    window_ends_at: str | None
+    window_cost_usd: float
+    window_charged_usd: float
+    started_at: str | None
+    finished_at: str | None
+    ended_by: str | None
+    last_log_lines: list[str]
+    stop_owed: str | None
+
+
+class RentedRow(RentedFact):
+    """A rented node on its sponsor (``rented/facts.local_row``), with a window's keys when it is one."""
+
+    url: str | None
+    endpoint: str | None
+    hf_state: str | None
+    hf_message: str | None
+    has_credential: bool
+    credential_error: str | None
+    last_error: str | None
+    allow_models: list[str]
+    hf_unreachable: str | None
+    lifecycle: LifecycleRow
+    budget: BudgetRow
+    requesters: RequestersRow
+    cost: CostRow
+    cost_session_usd: float
+    cost_month_usd: float
+    ca_file: str | None
+    price_declared: float | None
+    hf_price_per_hour: float | None
+    spend_account: str | None
+    cap_note: str | None
+    hf_stage: NotRequired[str]
+    hf_job: NotRequired[str]
+    window_s: NotRequired[float]
+    window_ends_at: NotRequired[str | None]
+    window_cost_usd: NotRequired[float]
+    window_charged_usd: NotRequired[float]
+    started_at: NotRequired[str | None]
+    finished_at: NotRequired[str | None]
+    ended_by: NotRequired[str | None]
+    last_log_lines: NotRequired[list[str]]
+    stop_owed: NotRequired[str | None]
+
+
+class RentedActionRow(RentedRow):
+    """A sponsor's rented row as the service API returns it (``api/rented.with_actions``): what a person
+    can do about it and whether it costs money now, so no view copies Hugging Face's state sets."""
+
+    billing: bool
+    pausable: bool
+    resumable: bool
+    stoppable: bool
+
+
+class LocalNodeRow(TypedDict):
+    """This node in the node list (``Node.local_facts``)."""
+
+    id: str
+    name: str
+    kind: Literal["local"]
+    online: bool
+    os: str
+    engines: list[dict[str, Any]]
+    models: list[str]
+    in_flight: int
+    hardware: dict[str, Any]
+
+
+class PeerNodeRow(TypedDict):
+    """A paired peer in the node list (``cluster/peers.rows``); ``os`` and ``hardware`` are what it said."""
+
+    id: str
+    name: str
+    kind: Literal["peer"]
+    online: bool
+    address: str | None
+    os: Any
+    hardware: Any
+    engines: Any
+    models: list[str]
+    in_flight: int
+    last_seen: float | None
+    error: str | None
+
+
+class RelayedRentedFact(TypedDict, total=False):
+    """A rented node a peer shares, as that peer sent it, marked ``via`` the peer. Its sponsor wrote the
+    keys of a ``RentedFact``, but nothing here vouches for any of them: only what this node itself
+    sets (``via``, ``online``) is required, and a view reads the rest through ``Mapping.get``."""
+
+    kind: str
+    name: str
+    sponsor: str
+    simulated: bool
+    online: Required[bool]
+    via: Required[str]
+
+
+# One row of ``pairwise nodes`` and the tray's node list. With ``own_detail`` this node's rented rows
+# are ``RentedActionRow``s (a ``RentedFact`` with more keys).
+NodeRow = LocalNodeRow | PeerNodeRow | RentedFact | RelayedRentedFact
+
+
+def is_rented(row: NodeRow) -> TypeIs[RentedFact | RelayedRentedFact]:
+    """A rented node's row (this node's or a peer's), as the node list marks it."""
+    return row.get("kind") == "rented"
