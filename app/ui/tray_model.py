@@ -139,10 +139,9 @@ def menu_model(*, name: str, nodes: list[NodeRow], rented: list[RentedActionRow]
     lan = [n for n in nodes if not is_rented(n)]
     items.append(MenuItem("Nodes", enabled=False))
     for node in lan:
-        models = node.get("models") or []
-        where = "this machine" if node.get("kind") == "local" else "LAN"
-        text = f"{node.get('name')} — {fmt.node_state(node)} · {where} · {glossary.plural(len(models), 'model')}"
-        items.append(MenuItem(text, action=f"show:{node.get('name')}"))
+        where = "this machine" if node["kind"] == "local" else "LAN"
+        text = f"{node['name']} — {fmt.node_state(node)} · {where} · {glossary.plural(len(node['models']), 'model')}"
+        items.append(MenuItem(text, action=f"show:{node['name']}"))
     shared = [n for n in nodes if is_rented(n) and n.get("name") not in own]
     if rented or shared:
         items.append(MenuItem(SEPARATOR))
