@@ -80,9 +80,13 @@ class StreamSession:
                     yield out
             tail = translator.finish()
         except PairwiseError as exc:  # a line over the cap, an untranslatable answer, a cut or stalled stream
-            self.state, self.error = "failed", exc.message
-            yield self._error_chunk(exc.message, mid_line)
-            return
+            if not translator.finished_cleanly:
+                self.state, self.error = "failed", exc.message
+                yield self._error_chunk(exc.message, mid_line)
+                return
+            # The final chunk was here before the connection broke (an engine that drops it instead of
+            # ending the chunked body): the answer is whole, and what the translator holds is its end.
+            tail = self._finish_after_break(translator)
         except ValueError as exc:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
             yield self._error_chunk("the upstream stream broke before it finished", mid_line)
@@ -93,6 +97,13 @@ class StreamSession:
         if not translator.finished_cleanly:
             self.state, self.error = "failed", "upstream stream ended without its final chunk"
             yield self._error_chunk("the upstream stream ended before it finished", mid_line)
+
+    @staticmethod
+    def _finish_after_break(translator: StreamTranslator) -> bytes:
+        try:
+            return translator.finish()
+        except PairwiseError:
+            return b""  # what is left after the final chunk is not part of the answer
 
     def _error_chunk(self, message: str, mid_line: bool) -> bytes:
         # The error goes on a line of its own, so the caller's line reader can parse it.

@@ -6,10 +6,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 ApiKind = Literal["openai", "ollama", "both"]
-FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall"]
+FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
+                   "no_terminator"]
 
 API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
-FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall")
+FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
+                                      "no_terminator")
 
 
 @dataclass
@@ -23,7 +25,9 @@ class TinyModelOptions:
     fail_mode: FailMode = None
     cut_after_chunks: int = 3  # "cut" drops the connection there; "stall" goes silent, keeping it open
     # "long_line": after the first streamed chunk, one line this long (a misbehaving upstream);
-    # "bad_tool_arguments": tool calls whose arguments are not JSON (OpenAI API).
+    # "bad_tool_arguments": tool calls whose arguments are not JSON (OpenAI API);
+    # "no_terminator": a stream sent whole, final chunk included, then the connection dropped instead of
+    # the chunked encoding's last empty chunk (an engine that closes as soon as it is done).
     long_line_bytes: int = 50 * 1024 * 1024
     embedding_dim: int = 8
     require_token: str | None = None

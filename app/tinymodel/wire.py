@@ -119,6 +119,9 @@ class Emitter:
         await self.response.write(b"\n")
 
     async def finish(self) -> web.StreamResponse:
+        if self.alive and self.state.opts.fail_mode == "no_terminator":
+            abort_connection(self.request)
+            self.alive = False
         if self.alive:
             try:
                 await self.response.write_eof()

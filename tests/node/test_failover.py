@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 
 import httpx
+import ollama
 import openai
 import pytest
 
@@ -107,3 +108,29 @@ def test_first_byte_timeout_is_per_engine(node_factory: type[NodeProc], tiny_fac
     assert reply.choices[0].message.content
     assert [(j["engine"], j["state"]) for j in jobs(node)] == [("live", "completed")]
     assert node.cli_json("engines", "list")[0]["first_byte_timeout_s"] == 0.5
+
+
+@pytest.mark.parametrize("engine_api", ["openai", "ollama"])
+def test_an_engine_that_drops_the_connection_after_its_final_chunk_gave_a_whole_answer(
+        node_factory: type[NodeProc], tiny_factory: type[TinyProc], engine_api: str) -> None:
+    """The final chunk ([DONE], or done: true) arrived, then the engine closed without ending the chunked
+    body: both clients get the whole answer without an error, and the job is completed, not failed."""
+    engine = tiny_factory("--api", engine_api, "--model", "same:latest")
+    engine.config(fail_mode="no_terminator")
+    node = node_factory("dropper").start()
+    node.cli("engines", "add", "dropper", "--url", engine.url, "--api", engine_api)
+    client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="x", max_retries=0)
+    chunks = list(client.chat.completions.create(model="same", messages=[{"role": "user", "content": "hi"}],
+                                                 stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert any(c.choices and c.choices[0].finish_reason for c in chunks)
+    parts = list(ollama.Client(host=node.url).chat(model="same", messages=[{"role": "user", "content": "hi"}],
+                                                   stream=True))
+    assert parts[-1].done and "".join(p.message.content or "" for p in parts)
+    done = wait_until(lambda: [j for j in jobs(node) if j["state"] != "running"] if len(
+        [j for j in jobs(node) if j["state"] != "running"]) == 2 else None, what="both jobs to end")
+    assert [j["state"] for j in done] == ["completed", "completed"], done
+    # Cut before the final chunk, the same engine's stream is still a failure the caller is told of.
+    engine.config(fail_mode="cut", cut_after_chunks=2)
+    with pytest.raises(openai.APIError):
+        list(client.chat.completions.create(model="same", messages=[{"role": "user", "content": "hi"}], stream=True))
