@@ -27,6 +27,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   └── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain
     ├── UpstreamError                 an upstream failed before its answer was committed: fail over
     │   ├── UpstreamTimeout           no first byte within the upstream's first-byte timeout
+    │   ├── UpstreamCut               the upstream's connection broke mid-stream (after its first byte)
     │   ├── RequesterLimitError       a requester over its spend cap or rate on a rented node (429)
     │   └── LineTooLong               translate/lines.py: an upstream line over the cap
     ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
@@ -108,6 +109,11 @@ class UpstreamError(PairwiseError):
 class UpstreamTimeout(UpstreamError):
     title = "Upstream timed out"
     status = 504
+
+
+class UpstreamCut(UpstreamError):
+    """The upstream's connection broke after its first byte. After the stream's final chunk it is
+    harmless (an engine that closes without ending its chunked body); before it, the answer is cut."""
 
 
 class RequesterLimitError(UpstreamError):

@@ -18,7 +18,7 @@ from typing import Any
 
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
-from app.services.errors import PairwiseError, RequesterLimitError, UpstreamError
+from app.services.errors import PairwiseError, RequesterLimitError, UpstreamCut, UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.plan import Plan, build_plan
@@ -79,7 +79,7 @@ class StreamSession:
                     mid_line = not out.endswith(b"\n")
                     yield out
             tail = translator.finish()
-        except PairwiseError as exc:  # a line over the cap, an untranslatable answer, a cut or stalled stream
+        except UpstreamCut as exc:
             if not translator.finished_cleanly:
                 self.state, self.error = "failed", exc.message
                 yield self._error_chunk(exc.message, mid_line)
@@ -87,6 +87,10 @@ class StreamSession:
             # The final chunk was here before the connection broke (an engine that drops it instead of
             # ending the chunked body): the answer is whole, and what the translator holds is its end.
             tail = self._finish_after_break(translator)
+        except PairwiseError as exc:  # a line over the cap, an untranslatable answer, a stalled stream
+            self.state, self.error = "failed", exc.message
+            yield self._error_chunk(exc.message, mid_line)
+            return
         except ValueError as exc:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
             yield self._error_chunk("the upstream stream broke before it finished", mid_line)

@@ -29,7 +29,7 @@ import aiohttp
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened
 from app.services.backends.http_open import FAILOVER_STATUSES, error_text
-from app.services.errors import UpstreamError, UpstreamTimeout
+from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 
 CONNECT_TIMEOUT_S = 10.0
 JSON_HEADERS = {"content-type": "application/json"}
@@ -150,7 +150,7 @@ async def _rest(response: aiohttp.ClientResponse, label: str, idle_timeout_s: fl
         except TimeoutError as exc:  # aiohttp's SocketTimeoutError is one
             raise UpstreamTimeout(f"the upstream {label} sent nothing for {idle_timeout_s:g} s mid-stream") from exc
         except aiohttp.ClientError as exc:
-            raise UpstreamError(f"the upstream {label} cut the stream ({type(exc).__name__})") from exc
+            raise UpstreamCut(f"the upstream {label} cut the stream ({type(exc).__name__})") from exc
         if not chunk:
             return
         yield chunk

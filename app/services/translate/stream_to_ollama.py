@@ -34,8 +34,8 @@ class OpenAIToOllama(StreamTranslator):
                 continue
             payload = line[5:].strip()
             if payload == b"[DONE]":
+                out += self._final()  # raises for an answer that cannot be translated: not a clean end
                 self.finished_cleanly = True
-                out += self._final()
                 continue
             obj = json.loads(payload)
             if obj.get("usage"):
