@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Upstream
 from app.services.guard import collect
 from app.services.platform.hardware import os_description
+from app.services.routing.names import MAX_GROUP, ModelNames
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -91,7 +92,18 @@ def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
             row = seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details),
                                                     "lan": False})
             row["lan"] = row["lan"] or upstream.kind == "engine"
+            add_names_and_window(row, upstream, entry.canonical, node.registry.names)
     return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
+
+
+def add_names_and_window(row: dict[str, Any], upstream: Upstream, canonical: str, names: ModelNames | None) -> None:
+    """The other names this node's user gave the model (``names``: peers route them here as the model),
+    and the largest window among its copies here (``details.context_length``: this node picks the copy)."""
+    if names is not None:
+        row["names"] = [n for n in names.names_of(canonical) if n != canonical][:MAX_GROUP]
+    window = upstream.window(canonical)
+    if window is not None and window > (row["details"].get("context_length") or 0):
+        row["details"]["context_length"] = window
 
 
 def shared_engines(node: Node) -> list[dict[str, Any]]:
