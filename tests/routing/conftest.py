@@ -37,12 +37,17 @@ def rented_running(node: NodeProc, *flags: str) -> dict[str, Any]:
     return row
 
 
-@pytest.fixture
-def two_copies(sim_factory: Any, node_factory: Any, tiny_factory: Any) -> Iterator[TwoCopies]:  # noqa: F811
+def make_copies(sim_factory: Any, node_factory: Any, tiny_factory: Any, *rented_flags: str,
+                **env: str) -> TwoCopies:
     sim = sim_factory(pending_s=0.1, initializing_s=0.2, minute_s=MINUTE_S)
     local = tiny_factory("--api", "openai", "--model", LOCAL, "--context-window", str(LOCAL_WINDOW))
-    node = start_sponsor(node_factory, sim, MINUTE_S)
+    node = start_sponsor(node_factory, sim, MINUTE_S, **env)
     node.cli("engines", "add", "local", "--url", local.url, "--api", "openai", "--capacity", "64")
-    rented_running(node)
+    rented_running(node, *rented_flags)
     node.cli("models", "same", LOCAL, REPO)
-    yield TwoCopies(node, local, sim)
+    return TwoCopies(node, local, sim)
+
+
+@pytest.fixture
+def two_copies(sim_factory: Any, node_factory: Any, tiny_factory: Any) -> Iterator[TwoCopies]:  # noqa: F811
+    yield make_copies(sim_factory, node_factory, tiny_factory)

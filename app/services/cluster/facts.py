@@ -92,18 +92,20 @@ def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
             row = seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details),
                                                     "lan": False})
             row["lan"] = row["lan"] or upstream.kind == "engine"
-            add_names_and_window(row, upstream, entry.canonical, node.registry.names)
+            add_names_and_window(row, upstreams, entry.canonical, node.registry.names)
     return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
 
 
-def add_names_and_window(row: dict[str, Any], upstream: Upstream, canonical: str, names: ModelNames | None) -> None:
+def add_names_and_window(row: dict[str, Any], upstreams: list[Upstream], canonical: str,
+                         names: ModelNames | None) -> None:
     """The other names this node's user gave the model (``names``: peers route them here as the model),
-    and the largest window among its copies here (``details.context_length``: this node picks the copy)."""
+    and the largest window among its copies here under any of them (``details.context_length``: this
+    node picks the copy that holds a request)."""
     if names is not None:
         row["names"] = [n for n in names.names_of(canonical) if n != canonical][:MAX_GROUP]
-    window = upstream.window(canonical)
-    if window is not None and window > (row["details"].get("context_length") or 0):
-        row["details"]["context_length"] = window
+    windows = [w for u in upstreams if u.upstream_model(canonical) is not None and (w := u.window(canonical))]
+    if windows:
+        row["details"]["context_length"] = max(windows)
 
 
 def shared_engines(node: Node) -> list[dict[str, Any]]:
