@@ -37,7 +37,7 @@ def rented_running(node: NodeProc, *flags: str) -> dict[str, Any]:
     return row
 
 
-def make_copies(sim_factory: Any, node_factory: Any, tiny_factory: Any, *rented_flags: str,
+def make_copies(sim_factory: Any, node_factory: Any, tiny_factory: Any, *rented_flags: str,  # noqa: F811
                 **env: str) -> TwoCopies:
     sim = sim_factory(pending_s=0.1, initializing_s=0.2, minute_s=MINUTE_S)
     local = tiny_factory("--api", "openai", "--model", LOCAL, "--context-window", str(LOCAL_WINDOW))

@@ -76,7 +76,8 @@ def _message_tokens(message: Any) -> int:
         total += PER_IMAGE * len(images)
     for key in ("tool_calls", "thinking", "reasoning_content"):
         if message.get(key):
-            total += _text_tokens(message[key])
+            value = message[key]
+            total += _text_tokens(value if isinstance(value, str) else json.dumps(value, default=str))
     return total
 
 
@@ -92,7 +93,7 @@ def estimate(body: dict[str, Any]) -> RequestSize:
     if isinstance(body.get("images"), list):
         prompt += PER_IMAGE * len(body["images"])
     if body.get("tools"):
-        prompt += _text_tokens(body["tools"])
+        prompt += _text_tokens(json.dumps(body["tools"], default=str))
     raw_options = body.get("options")
     options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
     asked = next((positive_int(v) for v in (body.get("max_completion_tokens"), body.get("max_tokens"),
