@@ -59,29 +59,31 @@ def _groups(groups: list[list[str]]) -> None:
     print("\n".join(" = ".join(g) for g in groups) if groups else "no names are linked")
 
 
-def cmd_same(args: argparse.Namespace) -> int:
-    names = ControlClient(home_of(args)).call("POST", "/models/same", {"names": args.names})["names"]
+def _change(args: argparse.Namespace, path: str, body: dict[str, Any] | None, key: str) -> Any:
+    """A change to the names; its answer printed as JSON when asked."""
+    answer = ControlClient(home_of(args)).call("POST", path, body)[key]
     if args.json:
-        print_json(names)
-    else:
+        print_json(answer)
+    return answer
+
+
+def cmd_same(args: argparse.Namespace) -> int:
+    names = _change(args, "/models/same", {"names": args.names}, "names")
+    if not args.json:
         print(f"one model: {' = '.join(names)} (undo with: pairwise models undo)")
     return 0
 
 
 def cmd_unlink(args: argparse.Namespace) -> int:
-    changed = ControlClient(home_of(args)).call("POST", "/models/unlink", {"names": args.names})["changed"]
-    if args.json:
-        print_json(changed)
-    else:
+    _change(args, "/models/unlink", {"names": args.names}, "changed")
+    if not args.json:
         print(f"unlinked {', '.join(args.names)}")
     return 0
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    groups = ControlClient(home_of(args)).call("POST", "/models/undo")["groups"]
-    if args.json:
-        print_json(groups)
-    else:
+    groups = _change(args, "/models/undo", None, "groups")
+    if not args.json:
         _groups(groups)
     return 0
 

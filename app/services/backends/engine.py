@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -89,10 +90,10 @@ class EngineUpstream(Upstream):
             loaded = await self._get_json("/api/ps")
             running = {str(m.get("name") or m.get("model")): positive_int(m.get("context_length"))
                        for m in (loaded or {}).get("models") or [] if isinstance(m, dict)}
+            unseen = [e.name for e in models if e.name not in self._shown]
+            for name, shown in zip(unseen, await asyncio.gather(*(self.show(n) for n in unseen)), strict=True):
+                self._shown[name] = ollama_show_window(shown) if shown else (None, None)
             for entry in models:
-                if entry.name not in self._shown:
-                    shown = await self.show(entry.name)
-                    self._shown[entry.name] = ollama_show_window(shown) if shown else (None, None)
                 num_ctx, trained = self._shown[entry.name]
                 window = running.get(entry.name) or num_ctx or trained
                 if window:
