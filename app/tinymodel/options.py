@@ -37,6 +37,7 @@ class TinyModelOptions:
     # (unless publish_window is off) and a longer request is refused in too_long_style's words.
     context_window: int | None = None
     publish_window: bool = True
+    window_in_props: bool = False  # as llama.cpp's server: the window in GET /props, not in /v1/models
     too_long_style: str = "llamacpp"  # llamacpp | vllm | tgi | ollama
 
     def update(self, changes: dict[str, Any]) -> None:

@@ -10,14 +10,25 @@ from typing import Any
 from aiohttp import web
 
 from app.tinymodel.options import TinyModelOptions
+from app.tinymodel.wire import STATE_KEY
 
 DEFAULT_WINDOW = 4096  # what the tiny model publishes when no window is set
 
 
 def published(opts: TinyModelOptions) -> int | None:
-    if not opts.publish_window:
+    """The window the model lists publish (/v1/models max_model_len, /api/ps, /api/show)."""
+    if not opts.publish_window or opts.window_in_props:
         return None
     return opts.context_window or DEFAULT_WINDOW
+
+
+async def props(request: web.Request) -> web.Response:
+    """llama.cpp's ``GET /props``: the context one slot holds."""
+    opts: TinyModelOptions = request.app[STATE_KEY].opts
+    if not opts.window_in_props:
+        raise web.HTTPNotFound()
+    return web.json_response({"default_generation_settings": {"n_ctx": opts.context_window or DEFAULT_WINDOW},
+                              "total_slots": 1, "model_path": f"/models/{opts.models[0]}.gguf"})
 
 
 def refusal(opts: TinyModelOptions, prompt_tokens: int, asked: Any) -> web.Response | None:
