@@ -201,9 +201,18 @@ def cmd_nodes(args: argparse.Namespace) -> int:
         extra = f"{n.get('gpu', '')} {glossary.per_hour(n.get('price_per_hour'))}" if n.get("kind") == "rented" else ""
         if n.get("simulated"):
             extra += " (simulated)"
-        rows.append([n["name"], label, state, ", ".join(n.get("models") or []), str(n.get("in_flight", 0)), extra])
+        rows.append([n["name"], label, state, ", ".join(with_windows(n)), str(n.get("in_flight", 0)), extra])
     print(table(rows, ["NAME", "KIND", "STATE", "MODELS", "IN FLIGHT", ""]))
     return 0
+
+
+def with_windows(row: dict[str, Any]) -> list[str]:
+    """A node's models, each with the context window its engines say (``qwen2.5:7b (32768)``)."""
+    windows: dict[str, Any] = {}
+    for engine in row.get("engines") or []:
+        if isinstance(engine, dict) and isinstance(engine.get("windows"), dict):
+            windows.update({k: v for k, v in engine["windows"].items() if isinstance(v, int)})
+    return [f"{m} ({windows[m]})" if m in windows else str(m) for m in row.get("models") or []]
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:

@@ -35,3 +35,4 @@ def test_windows_learnt_from_each_engine_kind_and_declared(node_factory: Any, ti
     node.cli("rented", "set", "box", "--context-window", "0")  # cleared: what the endpoint says again
     assert windows(node)[("box", "endpoint-model")] == 4096
     assert "WINDOW" in node.cli("models").stdout
+    assert "llama-model (2048)" in node.cli("nodes").stdout and "ol:latest (3000)" in node.cli("nodes").stdout

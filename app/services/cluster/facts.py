@@ -111,6 +111,7 @@ def add_names_and_window(row: dict[str, Any], upstreams: list[Upstream], canonic
 def shared_engines(node: Node) -> list[dict[str, Any]]:
     return [
         {"name": u.name, "api": u.decl.api, "models": [m.name for m in u.models()], "in_flight": u.in_flight,
+         "windows": {m.name: u.window(m.canonical) for m in u.models()},
          "capacity": u.capacity, "ok": u.last_error is None}
         for u in node.engines.upstreams.values()
     ]
