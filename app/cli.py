@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--idle-timeout-s", type=float,
                      help="seconds a started stream may go without a chunk before it fails (default 20)")
     add.add_argument("--capacity", type=int)
+    add.add_argument("--context-window", type=int, metavar="N",
+                     help="tokens one request may take, where the engine does not say")
     elist = esub.add_parser("list")
     elist.add_argument("--json", action="store_true")
     remove = esub.add_parser("remove")
@@ -95,11 +97,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extensions() -> list[Any]:
     """Command groups that live in their own modules."""
-    from app import cli_cluster, cli_demo, cli_hf, cli_keys, cli_rented, cli_rented_hf, cli_settings, cli_sim
+    from app import (
+        cli_cluster,
+        cli_demo,
+        cli_hf,
+        cli_keys,
+        cli_models,
+        cli_rented,
+        cli_rented_hf,
+        cli_settings,
+        cli_sim,
+    )
 
     # cli_rented_hf adds create/pause/resume/delete to the `rented` group, so it comes after cli_rented.
     return [cli_sim.register, cli_hf.register, cli_rented.register, cli_rented_hf.register, cli_demo.register,
-            cli_cluster.register, cli_keys.register, cli_settings.register]
+            cli_cluster.register, cli_keys.register, cli_settings.register, cli_models.register]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,9 +201,18 @@ def cmd_nodes(args: argparse.Namespace) -> int:
         extra = f"{n.get('gpu', '')} {glossary.per_hour(n.get('price_per_hour'))}" if n.get("kind") == "rented" else ""
         if n.get("simulated"):
             extra += " (simulated)"
-        rows.append([n["name"], label, state, ", ".join(n.get("models") or []), str(n.get("in_flight", 0)), extra])
+        rows.append([n["name"], label, state, ", ".join(with_windows(n)), str(n.get("in_flight", 0)), extra])
     print(table(rows, ["NAME", "KIND", "STATE", "MODELS", "IN FLIGHT", ""]))
     return 0
+
+
+def with_windows(row: dict[str, Any]) -> list[str]:
+    """A node's models, each with the context window its engines say (``qwen2.5:7b (32768)``)."""
+    windows: dict[str, Any] = {}
+    for engine in row.get("engines") or []:
+        if isinstance(engine, dict) and isinstance(engine.get("windows"), dict):
+            windows.update({k: v for k, v in engine["windows"].items() if isinstance(v, int)})
+    return [f"{m} ({windows[m]})" if m in windows else str(m) for m in row.get("models") or []]
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
@@ -204,8 +225,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         return 0
     rows = [[j["id"][:8], j["model"], j["state"], requester_text(j), j.get("serving_node") or "-",
              "off-LAN" if j.get("off_lan") else "", str(j.get("completion_tokens") or ""),
-             f"${j['cost_usd']:.4f}" if j.get("cost_usd") else ""] for j in jobs]
-    print(table(rows, ["ID", "MODEL", "STATE", "REQUESTER", "SERVED BY", "", "TOKENS", "COST"]))
+             f"${j['cost_usd']:.4f}" if j.get("cost_usd") else "", j.get("route") or ""] for j in jobs]
+    print(table(rows, ["ID", "MODEL", "STATE", "REQUESTER", "SERVED BY", "", "TOKENS", "COST", "WHY"]))
     return 0
 
 
@@ -248,6 +269,8 @@ def cmd_engines(args: argparse.Namespace) -> int:
             data["idle_timeout_s"] = args.idle_timeout_s
         if args.capacity is not None:
             data["capacity"] = args.capacity
+        if args.context_window is not None:
+            data["context_window"] = args.context_window
         token = read_token_stdin() if args.token_stdin else None
         if running:
             result = ControlClient(home).call("POST", "/engines", {**data, "token": token} if token else data)

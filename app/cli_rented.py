@@ -40,6 +40,8 @@ def register(sub: Any) -> None:
     attach.add_argument("--price-per-hour", type=float)
     attach.add_argument("--ca-file", help="extra trust root for this endpoint (PEM)")
     attach.add_argument("--managed", choices=ON_OFF, help="let Pairwise pause and resume it")
+    attach.add_argument("--context-window", type=int, metavar="N",
+                        help="tokens one request may take there, where the endpoint does not say")
     attach.add_argument("--json", action="store_true")
 
     apply = rsub.add_parser("apply", help="attach or replace rented nodes from a YAML or JSON file")
@@ -70,6 +72,8 @@ def register(sub: Any) -> None:
     change.add_argument("--price-per-hour", type=float)
     change.add_argument("--url")
     change.add_argument("--ca-file")
+    change.add_argument("--context-window", type=int, metavar="N",
+                        help="tokens one request may take there, where the endpoint does not say (0 clears it)")
     change.add_argument("--token-stdin", action="store_true", help="replace the token in the keyring")
     change.add_argument("--json", action="store_true")
 
@@ -105,6 +109,8 @@ def attach_body(args: argparse.Namespace) -> dict[str, Any]:
         body["timeouts"] = {"cold_start_s": args.cold_start_s}
     if args.managed:
         body["lifecycle"] = {"managed": on_off(args.managed)}
+    if args.context_window is not None:
+        body["context_window"] = args.context_window
     return body
 
 
@@ -121,6 +127,8 @@ def set_changes(args: argparse.Namespace) -> dict[str, Any]:
     for flag, key in values.items():
         if getattr(args, flag) is not None:
             changes[key] = getattr(args, flag)
+    if args.context_window is not None:
+        changes["context_window"] = args.context_window or None
     if args.ca_file is not None:
         changes["ca_file"] = str(Path(args.ca_file).expanduser().resolve()) if args.ca_file else None
     for flag, key in (("allow_model", "allow_models"), ("model", "models")):

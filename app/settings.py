@@ -38,6 +38,8 @@ class EngineDecl(_Model):
     idle_timeout_s: float = Field(default=20.0, gt=0)  # between chunks, once a stream has started
     capacity: int = Field(default=4, ge=1)
     has_credential: bool = False
+    # The context window the engine serves, in tokens, when it does not say (``--context-window``).
+    context_window: int | None = Field(default=None, ge=1)
 
     @field_validator("name")
     @classmethod
@@ -78,6 +80,9 @@ class NodeSettings(_Model):
     ca_file: str | None = None
     max_body_bytes: int = 8 * 1024 * 1024
     engines: list[EngineDecl] = Field(default_factory=list)
+    # Names the user said are one model (``pairwise models same``): each list is one model's names.
+    model_names: list[list[str]] = Field(default_factory=list)
+    model_names_before: list[list[str]] | None = None  # the groups before the last change (``models undo``)
     hf: HuggingFaceUrls = Field(default_factory=HuggingFaceUrls)
     # Set by ``pairwise demo`` in its own home: the tray then says it is the demo and how to leave it,
     # instead of offering to start the demo beside itself.

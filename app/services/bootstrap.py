@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.environment import reread_environment
 from app.home import Home
 from app.services.api import NodeApi
+from app.services.api.models import ModelsApi, models_routes
 from app.services.api.routes import control_routes
 from app.services.cluster.attach import attach_cluster
 from app.services.hf import attach_hf
@@ -24,4 +25,5 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node.requesters = attach_requesters(node)
     node.cluster = attach_cluster(node)
     node.extra_control_routes.extend(control_routes(NodeApi(node)))  # every action, as the tray has them
+    node.extra_control_routes.extend(models_routes(ModelsApi(node)))  # names and windows (`pairwise models`)
     return node

@@ -21,6 +21,8 @@ from app.services.backends.http_open import error_text
 from app.services.errors import PairwiseError, RequesterLimitError, UpstreamCut, UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
+from app.services.routing.affinity import AffinityBook
+from app.services.routing.fit import RequestSize, estimate, is_too_long
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
@@ -48,6 +50,11 @@ class InferenceResult:
     body: bytes | None = None
     stream: StreamSession | None = None
     job: Workload | None = None  # the job that served it (the relay reads its serving node and engine)
+
+
+def header_safe(text: str) -> str:
+    """A header value: printable ASCII on one line."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 def json_result(status: int, obj: Any, headers: dict[str, str] | None = None) -> InferenceResult:
@@ -137,15 +144,18 @@ class InferenceService:
         self._refresh_stale = refresh_stale
         # Checks run just before a candidate is asked; one raises RequesterLimitError to skip it.
         self.gates: list[Callable[[Upstream, Caller], None]] = []
+        self.affinity = AffinityBook()  # which copy served each conversation's last turn (digests only)
 
     def base_headers(self) -> dict[str, str]:
         return {"X-Pairwise-Node": self.node_name}
 
-    async def plan_for(self, model: str, caller: Caller) -> Plan:
-        plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller)
-        if not plan.candidates and not plan.refused:
+    async def plan_for(self, model: str, caller: Caller, size: RequestSize | None = None,
+                       affine: str | None = None) -> Plan:
+        plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size, affine=affine)
+        if not plan.candidates and not plan.refused and not plan.too_small:
             await self._refresh_stale()
-            plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller)
+            plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size,
+                              affine=affine)
         return plan
 
     def available_models(self, caller: Caller) -> list[str]:
@@ -172,8 +182,14 @@ class InferenceService:
             return json_result(400, error_body(api, exc.message, status=400, param=exc.field), headers)
         requested: str = body["model"]
         model = canonical_model(requested.strip())
-        plan = await self.plan_for(model, caller)
+        messages = body.get("messages") if operation == "chat" else None
+        plan = await self.plan_for(model, caller, estimate(body), self.affinity.lookup(model, messages))
         if not plan.candidates:
+            if plan.too_small:  # copies there are, but none whose window holds the request
+                message = plan.too_small_text(requested)
+                self._record_unserved(api, requested, caller, "failed", message)
+                return json_result(400, error_body(api, message, status=400, kind="context_length_exceeded",
+                                                   param="messages" if messages else None), headers)
             if plan.refused:
                 message = f"model '{requested}' cannot be served here: {plan.refusal_text()}"
                 self._record_unserved(api, requested, caller, "refused", message)
@@ -197,7 +213,7 @@ class InferenceService:
                                 origin_node=caller.origin_node, origin_node_id=caller.origin_node_id,
                                 job_id=caller.job_id)
         try:
-            return await self._serve(api, operation, body, caller, requested, bodies, job, headers)
+            return await self._serve(api, operation, body, caller, requested, bodies, job, headers, plan)
         except Exception as exc:
             # Whatever went wrong, the job ends failed: never left queued or running for ever.
             log.exception("job %s failed inside the node", job.id)
@@ -207,7 +223,8 @@ class InferenceService:
             return json_result(500, error_body(api, message, status=500, kind="server_error"), headers)
 
     async def _serve(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller, requested: str,
-                     bodies: list[CandidateBody], job: Workload, headers: dict[str, str]) -> InferenceResult:
+                     bodies: list[CandidateBody], job: Workload, headers: dict[str, str],
+                     plan: Plan) -> InferenceResult:
         stream = wants_stream(api, operation, body)
         failures: list[str] = []
         limited: list[RequesterLimitError] = []
@@ -222,7 +239,11 @@ class InferenceService:
                 try:
                     for gate in self.gates:
                         gate(upstream, caller)
-                    opened = await upstream.open(request)
+                    answered = await self._unless_too_long(await upstream.open(request), upstream, bodies,
+                                                           failures)
+                    if answered is None:
+                        continue
+                    opened = answered
                 except UpstreamError as exc:
                     failures.append(exc.message)
                     if isinstance(exc, RequesterLimitError):
@@ -232,6 +253,10 @@ class InferenceService:
                 except asyncio.CancelledError:
                     self.tracker.finish(job, "cancelled", error="the caller went away before the first byte")
                     raise
+                job.route = plan.why(upstream, failures)
+                headers = {**headers, "X-Pairwise-Route": header_safe(job.route)}
+                if operation == "chat" and opened.status < 400:
+                    self.affinity.remember(plan.model, body.get("messages"), upstream.key)
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
                                            target, stream, started_ns, headers, str(upstream_body.get("model")))
         if limited:  # the caller's own limit is what stands in the way: say so (429), with the rest
@@ -240,6 +265,32 @@ class InferenceService:
         message = f"every node that serves '{requested}' failed: " + "; ".join(failures)
         self.tracker.finish(job, "failed", error=message)
         return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
+
+    async def _unless_too_long(self, opened: Opened, upstream: Upstream, bodies: list[CandidateBody],
+                               failures: list[str]) -> Opened | None:
+        """An engine's "too long" refusal before its first byte moves the request on when another copy
+        remains (None); any other answer is returned as it came (a refusal read whole, for its text)."""
+        if opened.status < 400 or upstream is bodies[-1][0]:
+            return opened
+        try:
+            raw = opened.first_chunk + b"".join([c async for c in opened.rest])
+        finally:
+            await opened.aclose()
+        text = upstream.scrub(error_text(raw))
+        if is_too_long(opened.status, text):
+            failures.append(f"{upstream.display_name()} refused it as too long ({text[:200]})")
+            log.info("too long for %s; trying the next copy", upstream.display_name())
+            return None
+
+        async def nothing() -> AsyncIterator[bytes]:
+            return
+            yield b""
+
+        async def closed() -> None:
+            return None
+
+        return Opened(opened.status, opened.content_type, raw, nothing(), closed, opened.headers,
+                      opened.serving_node, opened.serving_node_id, opened.engine)
 
     def _refuse_limited(self, api: Api, job: Workload, limited: list[RequesterLimitError], others: list[str],
                         headers: dict[str, str]) -> InferenceResult:

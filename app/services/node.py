@@ -37,6 +37,7 @@ from app.services.platform.hardware import hardware_summary, os_description
 from app.services.platform.lock import InstanceLock
 from app.services.platform.openfiles import open_file_limit, raise_open_file_limit
 from app.services.platform.sockets import address_in_use
+from app.services.routing.names import ModelNames
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import RedactingFilter, SecretStore
 from app.settings import NodeSettings, SettingsStore, parse_host_port
@@ -91,7 +92,7 @@ class Node:
         self.secrets = SecretStore(self.node_id)
         self.jobs = JobStore(home.database)
         self.tracker = JobTracker(self.jobs, self.bus, self.name, self.node_id)
-        self.registry = UpstreamRegistry()
+        self.registry = UpstreamRegistry(ModelNames(self.settings, self.settings_store))
         self.extra_ca = ca_files(self.settings.ca_file)
         self.engines = EngineManager(self.settings, self.settings_store, self.secrets, self.registry, self.bus,
                                      self.name, self.node_id, self.extra_ca)

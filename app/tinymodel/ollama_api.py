@@ -11,7 +11,9 @@ from typing import Any
 from aiohttp import web
 
 from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
+from app.tinymodel.options import TinyModelOptions
 from app.tinymodel.text import count_tokens, embed, reply_tokens
+from app.tinymodel.window import published, refusal
 from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
 
 OLLAMA_VERSION = "0.12.0"
@@ -47,10 +49,12 @@ async def tags(request: web.Request) -> web.StreamResponse:
 
 
 async def ps(request: web.Request) -> web.StreamResponse:
+    opts = state_of(request).opts
     expires = (datetime.now(UTC) + timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
     models = [{"name": m, "model": m, "size": _SIZE, "digest": _digest(m), "details": _details(),
-               "expires_at": expires, "size_vram": 0, "context_length": 4096}
-              for m in state_of(request).opts.models]
+               "expires_at": expires, "size_vram": 0,
+               **({"context_length": published(opts)} if published(opts) else {})}
+              for m in opts.models]
     return await json_reply(request, {"models": models})
 
 
@@ -80,10 +84,16 @@ async def show(request: web.Request) -> web.StreamResponse:
         return body
     return await json_reply(request, {
         "modelfile": f"FROM {body['model']}\n", "parameters": "", "template": "{{ .Prompt }}",
-        "details": _details(), "model_info": {"general.architecture": "tiny", "tiny.context_length": 4096},
+        "details": _details(), "model_info": {"general.architecture": "tiny",
+                                                           **_trained(state_of(request).opts)},
         "capabilities": ["embedding"] if "embed" in body["model"] else ["completion", "tools", "thinking"],
         "modified_at": _MODIFIED_AT,
     })
+
+
+def _trained(opts: TinyModelOptions) -> dict[str, int]:
+    window = published(opts)
+    return {"tiny.context_length": window} if window else {}
 
 
 def _plan(request: web.Request, body: dict[str, Any], prompt: str) -> tuple[list[str], str]:
@@ -123,6 +133,14 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
         return await json_reply(request, {"model": model, "created_at": _now(), **empty, "done": True,
                                           "done_reason": "unload" if unload else "load"})
     tokens, finish = _plan(request, body, prompt)
+    raw_options = body.get("options")
+    options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
+    opts = state_of(request).opts
+    if opts.context_window is not None and isinstance(options.get("num_ctx"), int):  # the caller's window
+        opts = TinyModelOptions(**{**opts.as_dict(), "context_window": min(options["num_ctx"], opts.context_window)})
+    too_long = refusal(opts, count_tokens(prompt), options.get("num_predict"))
+    if too_long is not None:
+        return too_long
     text, call, thinking = _extras(body, tokens, chat)
     pieces = tokens if text == "".join(tokens) else [text]
     top = int(body.get("top_logprobs") or 1)

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
 from app.tinymodel.text import count_tokens, embed, reply_tokens
+from app.tinymodel.window import published, refusal
 from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
 
 _CREATED = 1_700_000_000  # fixed "created" for /v1/models so listings are stable
@@ -63,10 +64,9 @@ def _sse(payload: Any) -> bytes:
 
 
 async def list_models(request: web.Request) -> web.StreamResponse:
-    data = [
-        {"id": m, "object": "model", "created": _CREATED, "owned_by": "tinymodel", "max_model_len": 4096}
-        for m in state_of(request).opts.models
-    ]
+    opts = state_of(request).opts
+    window = {"max_model_len": published(opts)} if published(opts) else {}
+    data = [{"id": m, "object": "model", "created": _CREATED, "owned_by": "tinymodel", **window} for m in opts.models]
     return await json_reply(request, {"object": "list", "data": data})
 
 
@@ -144,6 +144,10 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         tokens, finish = _plan(request, body, prompt)
     except BadRequest as exc:
         return openai_error(400, str(exc), "invalid_request_error")
+    too_long = refusal(state_of(request).opts, count_tokens(prompt), body.get("max_completion_tokens",
+                                                                          body.get("max_tokens")))
+    if too_long is not None:
+        return too_long
     model, created, cid = body["model"], int(time.time()), _id("chatcmpl", prompt)
     usage = _usage(prompt, len(tokens))
     content, call = _answer(body, prompt, tokens)
@@ -214,6 +218,9 @@ async def completions(request: web.Request) -> web.StreamResponse:
         tokens, finish = _plan(request, body, prompt)
     except BadRequest as exc:
         return openai_error(400, str(exc), "invalid_request_error")
+    too_long = refusal(state_of(request).opts, count_tokens(prompt), body.get("max_tokens"))
+    if too_long is not None:
+        return too_long
     model, created, cid = body["model"], int(time.time()), _id("cmpl", prompt)
     usage = _usage(prompt, len(tokens))
     fmt = _format_of(body)

@@ -33,6 +33,12 @@ class TinyModelOptions:
     require_token: str | None = None
     # Length of a reply when the request sets no lower max_tokens/num_predict.
     reply_tokens: int = 12
+    # The context window (window.py): None publishes 4096 and enforces nothing; set, it is published
+    # (unless publish_window is off) and a longer request is refused in too_long_style's words.
+    context_window: int | None = None
+    publish_window: bool = True
+    window_in_props: bool = False  # as llama.cpp's server: the window in GET /props, not in /v1/models
+    too_long_style: str = "llamacpp"  # llamacpp | vllm | tgi | ollama
 
     def update(self, changes: dict[str, Any]) -> None:
         """Apply a JSON subset of options, validating names and the enum-like values."""

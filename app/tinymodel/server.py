@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from app.tinymodel import ollama_api, openai_api
+from app.tinymodel import ollama_api, openai_api, window
 from app.tinymodel.options import TinyModelOptions
 from app.tinymodel.wire import STATE_KEY, BadRequest, TinyState, abort_connection, read_json, state_of
 
@@ -102,6 +102,7 @@ def create_app(opts: TinyModelOptions) -> web.Application:
     app.router.add_get("/_tiny/config", _config)
     app.router.add_post("/_tiny/config", _config)
     app.router.add_get("/_tiny/stats", _stats)
+    app.router.add_get("/props", window.props)
     openai_api.add_routes(app)
     ollama_api.add_routes(app)
     return app

@@ -110,7 +110,6 @@ def test_options_translated_and_hints_dropped(route: Route) -> None:
 
 
 @pytest.mark.parametrize(("options", "field"), [
-    ({"num_ctx": 8192}, "options.num_ctx"),  # more than the engine's 4096-token window
     ({"repeat_penalty": 1.1}, "options.repeat_penalty"),
     ({"mirostat": 2}, "options.mirostat"),
 ])

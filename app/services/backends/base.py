@@ -14,11 +14,12 @@ slots (``upstream.slot()``), never counted by hand.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
+from app.services.backends.windows import context_length_of
 from app.services.jobs.requester import Requester
 from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
@@ -125,6 +126,11 @@ class Upstream(ABC):
     in_flight: int = 0
     # Reached only through another node (a peer's rented node): a relayed request never considers it.
     remote: bool = False
+    # The names this node's user gave a model (``pairwise models same``), canonical, the name asked
+    # first: set by the registry on this node's own copies only (a peer's names are its own claim).
+    names: Callable[[str], list[str]] | None = None
+    # The window the user declared where the engine says none (``--context-window``).
+    declared_window: int | None = None
 
     @property
     def listed(self) -> bool:
@@ -155,10 +161,24 @@ class Upstream(ABC):
     async def open(self, request: UpstreamRequest) -> Opened: ...
 
     def upstream_model(self, canonical: str) -> str | None:
-        for entry in self.models():
-            if entry.canonical == canonical:
-                return entry.name
+        """The name this upstream knows the model by: the asked name, else one the user linked to it."""
+        entry = self.entry_for(canonical)
+        return entry.name if entry is not None else None
+
+    def entry_for(self, canonical: str) -> ModelEntry | None:
+        models = self.models()
+        for name in self.names(canonical) if self.names is not None else [canonical]:
+            for entry in models:
+                if entry.canonical == name:
+                    return entry
         return None
+
+    def window(self, canonical: str) -> int | None:
+        """How many tokens (prompt and answer) one request may take on this copy; None if unknown."""
+        if self.declared_window is not None:
+            return self.declared_window
+        entry = self.entry_for(canonical)
+        return context_length_of(entry.details) if entry is not None else None
 
     def ineligible_reason(self) -> str | None:
         """Why this upstream may not serve now, or None."""

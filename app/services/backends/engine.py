@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -11,6 +12,12 @@ import httpx
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
 from app.services.backends.stream_client import StreamClient
+from app.services.backends.windows import (
+    context_length_of,
+    llama_props_window,
+    ollama_show_window,
+    positive_int,
+)
 from app.services.errors import UpstreamError
 from app.services.outbound import make_client, outbound_ssl_context
 from app.services.translate.shapes import PATHS, Api
@@ -31,6 +38,7 @@ class EngineUpstream(Upstream):
         self.key = f"engine:{decl.name}"
         self.node_name, self.node_id = node_name, node_id
         self.capacity = decl.capacity
+        self.declared_window = decl.context_window
         self.first_byte_timeout_s = decl.first_byte_timeout_s
         self.idle_timeout_s = decl.idle_timeout_s
         self.in_flight = 0
@@ -40,6 +48,9 @@ class EngineUpstream(Upstream):
         self._models: list[ModelEntry] = []
         self.models_fetched_at = 0.0
         self.last_error: str | None = None
+        # What /api/show said of each model (it does not change while the name stays): (num_ctx, trained).
+        self._shown: dict[str, tuple[int | None, int | None]] = {}
+        self._has_props: bool | None = None  # llama.cpp's /props: None until asked once
 
     @property
     def name(self) -> str:
@@ -67,8 +78,43 @@ class EngineUpstream(Upstream):
             log.info("model list of %s not refreshed: %s", self.name, self.last_error)
             return
         self.last_error = None
-        self._models = parse_model_list(self.decl.api, data)
+        models = parse_model_list(self.decl.api, data)
+        await self._learn_windows(models)
+        self._models = models
         self.models_fetched_at = time.monotonic()
+
+    async def _learn_windows(self, models: list[ModelEntry]) -> None:
+        """Each model's window into its details (``windows.py`` says where each engine kind tells it).
+        Any failure leaves the window unknown: the model list is what matters."""
+        if self.decl.api == "ollama":
+            loaded = await self._get_json("/api/ps")
+            running = {str(m.get("name") or m.get("model")): positive_int(m.get("context_length"))
+                       for m in (loaded or {}).get("models") or [] if isinstance(m, dict)}
+            unseen = [e.name for e in models if e.name not in self._shown]
+            for name, shown in zip(unseen, await asyncio.gather(*(self.show(n) for n in unseen)), strict=True):
+                self._shown[name] = ollama_show_window(shown) if shown else (None, None)
+            for entry in models:
+                num_ctx, trained = self._shown[entry.name]
+                window = running.get(entry.name) or num_ctx or trained
+                if window:
+                    entry.details["context_length"] = window
+                if trained:
+                    entry.details["trained_context_length"] = trained
+            return
+        if any(context_length_of(e.details) is not None for e in models) or self._has_props is False:
+            return
+        window = llama_props_window(await self._get_json("/props"))
+        self._has_props = window is not None
+        for entry in models if window else []:
+            entry.details["context_length"] = window
+
+    async def _get_json(self, path: str) -> dict[str, Any] | None:
+        try:
+            response = await self._client.get(self.decl.url + path, headers=self._headers, timeout=5.0)
+            answer = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return answer if isinstance(answer, dict) else None
 
     async def show(self, model: str) -> dict[str, Any] | None:
         """An Ollama-API engine's own /api/show answer for a model (None for OpenAI-API engines)."""
@@ -106,6 +152,8 @@ class EngineUpstream(Upstream):
             "first_byte_timeout_s": self.first_byte_timeout_s, "idle_timeout_s": self.idle_timeout_s,
             "in_flight": self.in_flight,
             "models": [m.name for m in self._models], "error": self.last_error,
+            "windows": {m.name: self.window(m.canonical) for m in self._models},
+            "context_window": self.decl.context_window,
             "has_credential": self.decl.has_credential,
         }
 

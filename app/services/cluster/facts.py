@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Upstream
 from app.services.guard import collect
 from app.services.platform.hardware import os_description
+from app.services.routing.names import MAX_GROUP, ModelNames
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -91,12 +92,26 @@ def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
             row = seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details),
                                                     "lan": False})
             row["lan"] = row["lan"] or upstream.kind == "engine"
+            add_names_and_window(row, upstreams, entry.canonical, node.registry.names)
     return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
+
+
+def add_names_and_window(row: dict[str, Any], upstreams: list[Upstream], canonical: str,
+                         names: ModelNames | None) -> None:
+    """The other names this node's user gave the model (``names``: peers route them here as the model),
+    and the largest window among its copies here under any of them (``details.context_length``: this
+    node picks the copy that holds a request)."""
+    if names is not None:
+        row["names"] = [n for n in names.names_of(canonical) if n != canonical][:MAX_GROUP]
+    windows = [w for u in upstreams if u.upstream_model(canonical) is not None and (w := u.window(canonical))]
+    if windows:
+        row["details"]["context_length"] = max(windows)
 
 
 def shared_engines(node: Node) -> list[dict[str, Any]]:
     return [
         {"name": u.name, "api": u.decl.api, "models": [m.name for m in u.models()], "in_flight": u.in_flight,
+         "windows": {m.name: u.window(m.canonical) for m in u.models()},
          "capacity": u.capacity, "ok": u.last_error is None}
         for u in node.engines.upstreams.values()
     ]

@@ -20,7 +20,8 @@ from app.services.cluster.facts import DEFAULT_FIRST_BYTE_S
 from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
 from app.services.keys.limit_text import limit_from_peer
-from app.services.translate.shapes import Api
+from app.services.routing.names import MAX_GROUP
+from app.services.translate.shapes import Api, canonical_model
 
 # The peer may itself wait for a cold engine; give its answer a little longer than its own wait.
 FIRST_BYTE_MARGIN_S = 15.0
@@ -58,7 +59,9 @@ class PeerUpstream(Upstream):
             # Rented-only models are routed through PeerRentedView, under the rented node's policy.
             if isinstance(row, dict) and isinstance(row.get("name"), str) and row.get("lan", True) is not False:
                 details = row.get("details")
-                models.append(ModelEntry(row["name"][:300], details if isinstance(details, dict) else {}))
+                entry = ModelEntry(row["name"][:300], details if isinstance(details, dict) else {})
+                models.append(entry)
+                models.extend(aliases_of(entry, row.get("names")))
         load = _dict(inventory.get("load"))
         by_origin = _dict(load.get("by_origin"))
         self.remote_total = _int(load.get("in_flight"))
@@ -121,6 +124,15 @@ class PeerUpstream(Upstream):
         return {"key": self.key, "kind": self.kind, "node": self.node_name, "in_flight": self.in_flight,
                 "remote_in_flight": self.remote_in_flight, "capacity": self.capacity,
                 "models": [m.name for m in self._models]}
+
+
+def aliases_of(entry: ModelEntry, names: Any) -> list[ModelEntry]:
+    """The peer's other names for a model it serves: its claim covers its own copies (a request by one of
+    them is relayed with that name, and the peer resolves it among its copies), never another node's."""
+    if not isinstance(names, list):
+        return []
+    return [ModelEntry(n[:300], {**entry.details, "alias_of": entry.name}) for n in names[:MAX_GROUP]
+            if isinstance(n, str) and n.strip() and canonical_model(n) != entry.canonical]
 
 
 def _dict(value: Any) -> dict[str, Any]:

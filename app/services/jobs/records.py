@@ -40,6 +40,8 @@ class Workload:
     off_lan: bool = False
     rented_node: str | None = None
     cost_usd: float | None = None
+    # Why it went where it went: fit (size and windows), policy, affinity, load, failover (routing/why.py).
+    route: str | None = None
     updated_at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:

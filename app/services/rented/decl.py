@@ -122,6 +122,8 @@ class RentedDecl(_Part):
     price_per_hour: float | None = Field(default=None, ge=0)
     ca_file: str | None = None
     capacity: int = Field(default=4, ge=1)
+    # The context window it serves, in tokens, when the endpoint does not say (``--context-window``).
+    context_window: int | None = Field(default=None, ge=1)
     has_credential: bool = False  # whether the keyring holds a token for it (set by the manager)
 
     @model_validator(mode="before")

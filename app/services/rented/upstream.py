@@ -72,6 +72,7 @@ class RentedUpstream(Upstream):
         self.sponsor_name, self.sponsor_id = sponsor_name, sponsor_id
         self.capacity = decl.capacity
         self.first_byte_timeout_s = decl.cold_start_s
+        self.declared_window = decl.context_window
         self.in_flight = 0
         self.hooks = hooks
         # Read when each request is sent (credentials.TokenProvider), never copied at build time.
@@ -114,6 +115,7 @@ class RentedUpstream(Upstream):
 
     def update_decl(self, decl: RentedDecl) -> None:
         self.decl, self.capacity, self.first_byte_timeout_s = decl, decl.capacity, decl.cold_start_s
+        self.declared_window = decl.context_window
 
     @property
     def price_per_hour(self) -> float | None:

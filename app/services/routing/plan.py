@@ -9,7 +9,11 @@ relative to capacity. Rented owners join by their policy:
     never                attached, never routed
 
 Each rented owner that cannot serve is listed with the reason, so a refusal can
-say which nodes were considered and why they were not used.
+say which nodes were considered and why they were not used. Given the request's
+size (``fit.py``), a copy whose window cannot hold it is no candidate at all, so
+for the rented policies it does not count as a local node that has the model.
+A conversation's next turn goes first to the copy that served its last one
+(``affinity.py``) while that copy's load allows.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.services.backends.base import Upstream
+from app.services.routing.affinity import prefer_affine
+from app.services.routing.fit import RequestSize, holds
+from app.services.routing.why import explain
 
 
 @dataclass
@@ -25,17 +32,37 @@ class Plan:
     model: str
     candidates: list[Upstream] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    size: RequestSize | None = None
+    too_small: list[tuple[str, int, str]] = field(default_factory=list)  # (copy, its window, its kind)
+    windows: dict[str, int | None] = field(default_factory=dict)  # upstream key -> window, of the candidates
+    affine: str | None = None  # the upstream key the conversation was moved to, if it was
+
+    def too_small_text(self, requested: str) -> str:
+        """No copy holds the request: the model, its estimated size and each copy's window."""
+        assert self.size is not None
+        windows = ", ".join(f"{name} holds {window}" for name, window, _ in self.too_small)
+        asked = f" ({self.size.prompt} prompt + {self.size.answer} asked)" if self.size.answer else ""
+        text = (f"no copy of model '{requested}' can hold this request: about {self.size.total} tokens{asked}; "
+                f"context windows: {windows}")
+        if self.refused:
+            text += f"; not considered: {self.refusal_text()}"
+        return text
 
     def refusal_text(self) -> str:
         return "; ".join(f"{name}: {reason}" for name, reason in self.refused)
+
+    def why(self, chosen: Upstream, failures: list[str] | None = None) -> str:
+        """Why the request went to ``chosen`` (recorded in the job and sent as X-Pairwise-Route)."""
+        return explain(self, chosen, failures or [])
 
 
 def is_busy(upstream: Upstream) -> bool:
     return upstream.in_flight >= upstream.capacity
 
 
-def build_plan(model: str, upstreams: list[Upstream], caller: Any = None) -> Plan:
-    plan = Plan(model)
+def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, size: RequestSize | None = None,
+               affine: str | None = None) -> Plan:
+    plan = Plan(model, size=size)
     lan: list[Upstream] = []
     rented: list[Upstream] = []
     for upstream in upstreams:
@@ -45,6 +72,12 @@ def build_plan(model: str, upstreams: list[Upstream], caller: Any = None) -> Pla
         if reason:
             plan.refused.append((upstream.display_name(), reason))
             continue
+        if size is not None:
+            fits, window = holds(upstream, model, size)
+            if not fits and window is not None:
+                plan.too_small.append((upstream.display_name(), window, upstream.kind))
+                continue
+            plan.windows[upstream.key] = window
         (rented if upstream.kind == "rented" else lan).append(upstream)
     lan.sort(key=lambda u: (u.load(), u.kind != "engine"))
     all_busy = bool(lan) and all(is_busy(u) for u in lan)
@@ -55,5 +88,7 @@ def build_plan(model: str, upstreams: list[Upstream], caller: Any = None) -> Pla
         if upstream.policy() == "never":
             plan.refused.append((upstream.display_name(), "routing policy is 'never'"))
     ordered = prefer + (overflow + lan if all_busy else lan + overflow) + fallback
-    plan.candidates = ordered
+    plan.candidates = prefer_affine(ordered, affine)
+    if affine is not None and plan.candidates and plan.candidates[0].key == affine:
+        plan.affine = affine
     return plan

@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from app.services.backends.base import ModelEntry, Upstream
+from app.services.routing.names import ModelNames
 from app.services.translate.shapes import canonical_model
 
 
 class UpstreamRegistry:
-    def __init__(self) -> None:
+    def __init__(self, names: ModelNames | None = None) -> None:
+        self.names = names  # the user's linked names; they cover this node's own copies only
         self._upstreams: dict[str, Upstream] = {}
         # Sources whose upstreams are computed on demand (e.g. peers' rented nodes).
         self._dynamic: list[Callable[[], Iterable[Upstream]]] = []
 
     def add(self, upstream: Upstream) -> None:
+        if self.names is not None and upstream.kind != "peer" and not upstream.remote:
+            upstream.names = self.names.names_of
         self._upstreams[upstream.key] = upstream
 
     def remove(self, key: str) -> Upstream | None:

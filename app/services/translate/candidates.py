@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.services.backends.base import Upstream
+from app.services.backends.windows import context_length_of
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import now_rfc3339
@@ -12,22 +13,11 @@ from app.services.translate.shapes import Api, Operation
 
 CandidateBody = tuple[Upstream, Api, dict[str, Any]]
 
-# Where OpenAI-compatible servers say how long a context their model takes.
-CONTEXT_KEYS = ("context_length", "max_model_len", "n_ctx", "max_context_length")
-
-
-def context_length_of(details: dict[str, Any]) -> int | None:
-    """The context window an upstream says its model has, if it says."""
-    for source in (details, details.get("meta") or {}):
-        for key in CONTEXT_KEYS:
-            if isinstance(source.get(key), int):
-                return int(source[key])
-    return None
+__all__ = ["context_length_of", "for_candidates", "load_answer"]
 
 
 def context_length(upstream: Upstream, canonical: str) -> int | None:
-    entry = next((e for e in upstream.models() if e.canonical == canonical), None)
-    return context_length_of(entry.details) if entry is not None else None
+    return upstream.window(canonical)
 
 
 def for_candidates(api: Api, operation: Operation, body: dict[str, Any], canonical: str, requested: str,

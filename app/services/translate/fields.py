@@ -50,8 +50,8 @@ OLLAMA_TO_OPENAI: Table = {
     "options.num_predict": ("translated", "max_tokens"),
     "options.top_k": ("passed", "as top_k (llama.cpp and vLLM read it)"),
     "options.min_p": ("passed", "as min_p (llama.cpp, vLLM read it)"),
-    "options.num_ctx": ("translated", "accepted when the engine's context window is known and at least "
-                                      "this large; refused otherwise"),
+    "options.num_ctx": ("dropped", "a window hint: the engine's window is set where it runs; "
+                                   "routing sends the request to a copy whose window holds it"),
     "options.num_gpu": ("dropped", "a load hint"),
     "options.num_thread": ("dropped", "a load hint"),
     "options.num_batch": ("dropped", "a load hint"),

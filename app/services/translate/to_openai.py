@@ -79,10 +79,10 @@ def options_to_openai(options: dict[str, Any], context_length: int | None) -> di
             if value >= 0:  # -1 (and -2): as long as the model goes, OpenAI's default
                 out["max_tokens"] = value
         elif name == "num_ctx":
-            if context_length is None or value > context_length:
-                known = f"its context window is {context_length} tokens" if context_length else \
-                    "its context window is set where it runs and is not known here"
-                raise Untranslatable("options.num_ctx", "openai", f"{known}; a request cannot change it")
+            # The window of an OpenAI-API engine is set where it runs: num_ctx is a hint, never a
+            # reason to refuse (llama-index sends 3900 on every call). Whether the request fits the
+            # window is routing's question (routing/fit.py), asked of the request's real size.
+            continue
         elif fate(OLLAMA_TO_OPENAI, f"options.{name}") != "dropped":
             why = OLLAMA_TO_OPENAI.get(f"options.{name}", ("refused", "no OpenAI counterpart"))[1]
             raise Untranslatable(f"options.{name}", "openai", why or "no OpenAI counterpart")

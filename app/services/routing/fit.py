@@ -1,0 +1,123 @@
+"""Fit before load: how many tokens a request takes, and whether a copy's window holds it.
+
+The size is an estimate made before any engine is asked, so it leans high: one token per 3.5 bytes of
+text (English runs near 4 characters a token, code and other languages fewer), a few tokens of
+framing per message, tools as their JSON, an image as a fixed allowance, plus the tokens the request
+asks for (``max_tokens``, ``max_completion_tokens``, Ollama's ``num_predict``). A copy whose window is
+unknown stays a candidate: if it refuses the request as too long before its first byte, the request
+moves to the next copy (``is_too_long`` knows the engines' wordings).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.services.backends.base import Upstream
+from app.services.backends.windows import positive_int
+
+BYTES_PER_TOKEN = 3.5
+PER_MESSAGE = 4
+PER_IMAGE = 768  # what vision models commonly spend on one image tile set
+
+# How engines refuse a prompt longer than their window, before the first byte.
+TOO_LONG = re.compile("|".join((
+    r"exceeds? the available context size",  # llama.cpp server (exceed_context_size_error)
+    r"exceed_context_size",
+    r"maximum context length is \d+ tokens",  # vLLM, OpenAI
+    r"context length exceeded|context_length_exceeded",
+    r"input length exceeds the context length",  # Ollama (truncate: false)
+    r"prompt is too long|too many tokens",
+    r"must be <= \d+\. Given: \d+ `inputs` tokens",  # TGI
+    r"`inputs` tokens \+ `max_new_tokens` must be",
+    r"input validation error: `inputs` must have less than",  # TGI, older
+    r"no copy of model .* can hold this request",  # a peer's Pairwise: none of its copies holds it
+)), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RequestSize:
+    prompt: int  # estimated prompt tokens
+    answer: int  # tokens the request asks for (0: it names no limit)
+    num_ctx: int | None = None  # Ollama's options.num_ctx: the window the caller asks an Ollama engine for
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.answer
+
+
+def _text_tokens(value: Any) -> int:
+    if isinstance(value, str):
+        return math.ceil(len(value.encode()) / BYTES_PER_TOKEN)
+    if isinstance(value, list):  # OpenAI content parts
+        total = 0
+        for part in value:
+            if isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
+                total += PER_IMAGE
+            elif isinstance(part, dict):
+                total += _text_tokens(part.get("text") or part.get("input_text") or "")
+            else:
+                total += _text_tokens(part)
+        return total
+    if value is None:
+        return 0
+    return _text_tokens(json.dumps(value))
+
+
+def _message_tokens(message: Any) -> int:
+    if not isinstance(message, dict):
+        return _text_tokens(message)
+    total = PER_MESSAGE + _text_tokens(message.get("content"))
+    images = message.get("images")
+    if isinstance(images, list):  # Ollama's
+        total += PER_IMAGE * len(images)
+    for key in ("tool_calls", "thinking", "reasoning_content"):
+        if message.get(key):
+            value = message[key]
+            total += _text_tokens(value if isinstance(value, str) else json.dumps(value, default=str))
+    return total
+
+
+def estimate(body: dict[str, Any]) -> RequestSize:
+    """The request's size in tokens, either API's chat, completion or embedding body."""
+    prompt = 3
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        prompt += sum(_message_tokens(m) for m in messages)
+    for key in ("prompt", "system", "suffix", "input"):
+        if key in body:
+            prompt += _text_tokens(body[key])
+    if isinstance(body.get("images"), list):
+        prompt += PER_IMAGE * len(body["images"])
+    if body.get("tools"):
+        prompt += _text_tokens(json.dumps(body["tools"], default=str))
+    raw_options = body.get("options")
+    options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
+    asked = next((positive_int(v) for v in (body.get("max_completion_tokens"), body.get("max_tokens"),
+                                            options.get("num_predict")) if positive_int(v)), None)
+    return RequestSize(prompt=prompt, answer=asked or 0, num_ctx=positive_int(options.get("num_ctx")))
+
+
+def window_for(upstream: Upstream, canonical: str, size: RequestSize) -> int | None:
+    """The window this request would have on the copy: an Ollama engine takes the caller's num_ctx
+    (up to the model's trained length); every other engine has the window it was started with."""
+    window = upstream.window(canonical)
+    if size.num_ctx is None or upstream.kind != "engine" or upstream.api_for("ollama") != "ollama":
+        return window
+    entry = upstream.entry_for(canonical)
+    trained = positive_int(entry.details.get("trained_context_length")) if entry is not None else None
+    return min(size.num_ctx, trained) if trained else size.num_ctx
+
+
+def holds(upstream: Upstream, canonical: str, size: RequestSize) -> tuple[bool, int | None]:
+    """Whether the copy can hold the request (an unknown window is given the benefit), and its window."""
+    window = window_for(upstream, canonical, size)
+    return (window is None or size.total <= window), window
+
+
+def is_too_long(status: int, text: str) -> bool:
+    """An engine's refusal of a request longer than its window (so another copy may still hold it)."""
+    return status in (400, 413, 422, 500) and bool(TOO_LONG.search(text))
