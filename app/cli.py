@@ -15,6 +15,7 @@ from app.services.errors import PairwiseError
 from app.services.events import StillBilling
 from app.services.firstrun.offer import first_start_lines
 from app.services.jobs.requester import requester_text
+from app.services.platform.console import setup_console_output, typed_text
 from app.services.platform.signals import stop_event
 from app.services.text_safety import printable
 
@@ -103,8 +104,11 @@ def _extensions() -> list[Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    setup_console_output()  # before the first line: redirected output must not fail on a node's name
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "name", None):
+        args.name = typed_text(args.name)
     try:
         if args.command is None:
             from app.ui.launch import launch_tray
