@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.services.platform.paths import launch_agents_dir, xdg_autostart_dir
+from app.services.platform.paths import launch_agents_dir, macos_log_dir, xdg_autostart_dir
 
 LAUNCH_AGENT_LABEL = "org.pairwise.tray"
 RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
@@ -75,6 +75,8 @@ class Autostart:
             return
         path = self._file()
         path.parent.mkdir(parents=True, exist_ok=True)
+        if sys.platform == "darwin":
+            macos_log_dir().mkdir(parents=True, exist_ok=True)
         path.write_bytes(self._content())
 
     def disable(self) -> None:
@@ -90,9 +92,11 @@ class Autostart:
 
     def _content(self) -> bytes:
         if sys.platform == "darwin":
+            log_file = str(macos_log_dir() / "tray.log")  # launchd does not make the folder: enable() does
             return plistlib.dumps({
                 "Label": LAUNCH_AGENT_LABEL, "ProgramArguments": self.command, "RunAtLoad": True,
                 "KeepAlive": False, "LimitLoadToSessionType": "Aqua", "ProcessType": "Interactive",
+                "StandardOutPath": log_file, "StandardErrorPath": log_file,
             })
         exec_line = " ".join(_desktop_quote(part) for part in self.command)
         return ("[Desktop Entry]\nType=Application\nName=Pairwise\n"
