@@ -224,6 +224,7 @@ class Node:
         # may leave a GPU billing, so it is told, not only logged.
         tell = FailureNotices(self.bus.publish, self.name)
         for label, hook in self.stop_first:
+            log.info("stop step: %s", label)  # the Windows lane reads that pause on exit was reached
             if progress is not None:
                 progress(label)
             with guarded(f"stop step {label}", log, tell):
