@@ -118,7 +118,7 @@ def test_the_login_item_runs_a_windowed_program() -> None:
 def test_a_utf8_yaml_reads_on_a_cp1252_machine(tmp_path: Path) -> None:
     path = tmp_path / "gpu.yaml"
     path.write_bytes("# Árvíztűrő tükörfúrógép\nrented_node:\n  name: gpu\n  provider: openai-compatible\n"
-                     "  url: https://gpu.example:8443\n  models: [m]\n  gpu: 1× A100\n".encode("utf-8"))
+                     "  url: https://gpu.example:8443\n  models: [m]\n  gpu: 1× A100\n".encode())
     with pytest.raises(UnicodeDecodeError):
         path.read_text()  # the locale's cp1252: what `rented apply` met before
     (decl,) = read_declarations(str(path))
