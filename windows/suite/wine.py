@@ -50,7 +50,7 @@ class Proc:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+        for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):  # type: ignore[union-attr,attr-defined]
             self.output += chunk
 
     @property
