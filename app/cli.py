@@ -15,6 +15,8 @@ from app.services.errors import PairwiseError
 from app.services.events import StillBilling
 from app.services.firstrun.offer import first_start_lines
 from app.services.jobs.requester import requester_text
+from app.services.platform.console import setup_console_output, typed_text
+from app.services.platform.session_end import follow_console_session_end
 from app.services.platform.signals import stop_event
 from app.services.text_safety import printable
 
@@ -115,8 +117,11 @@ def _extensions() -> list[Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    setup_console_output()  # before the first line: redirected output must not fail on a node's name
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "name", None):
+        args.name = typed_text(args.name)
     try:
         if args.command is None:
             from app.ui.launch import launch_tray
@@ -151,7 +156,10 @@ def serve(args: argparse.Namespace) -> int:
         node.settings_store.save(node.settings)
 
     async def run() -> None:
-        stop, _ = stop_event(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        stop, _ = stop_event(loop)
+        # Closing the console, logoff and shutdown stop the node too, within the OS's few seconds.
+        session = follow_console_session_end(lambda: loop.call_soon_threadsafe(stop.set))
         try:
             await node.start()
         except PairwiseError:
@@ -168,8 +176,11 @@ def serve(args: argparse.Namespace) -> int:
             print(f"warning: {node.requesters.lan.error}", file=sys.stderr, flush=True)
         print(await first_start_lines(node), flush=True)
         await stop.wait()
-        print("stopping...", flush=True)
-        await node.stop()
+        print(f"stopping ({session.reason})..." if session.ending else "stopping...", flush=True)
+        try:
+            await node.stop(timeout_s=session.grace_s if session.ending else None)
+        finally:
+            session.done()
 
     from app.services import eventloop
 

@@ -149,7 +149,7 @@ def yaml_error() -> type[Exception]:
 
 
 def read_declarations(path: str) -> list[dict[str, Any]]:
-    text = Path(path).expanduser().read_text()
+    text = Path(path).expanduser().read_text(encoding="utf-8")
     try:
         if path.endswith(".json"):
             data = json.loads(text)

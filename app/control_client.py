@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +10,8 @@ import httpx
 
 from app.home import Home
 from app.services.errors import ControlError, PairwiseError
+from app.services.platform.files import read_text
+from app.services.platform.process import pid_alive
 
 PREFIX = "/_pairwise/v1"
 
@@ -29,11 +30,11 @@ class ControlClient:
     def runtime(home: Home) -> dict[str, Any] | None:
         """The running node's runtime file, or None when no node runs (a killed node leaves a stale file)."""
         try:
-            data = json.loads(home.runtime_file.read_text())
-            os.kill(int(data["pid"]), 0)
+            data = json.loads(read_text(home.runtime_file))
+            alive = pid_alive(int(data["pid"]))  # never os.kill(pid, 0): on Windows that sends Ctrl+C
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return data if isinstance(data, dict) else None
+        return data if alive and isinstance(data, dict) else None
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
              params: dict[str, Any] | None = None, timeout_s: float | None = None) -> Any:

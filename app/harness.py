@@ -92,7 +92,7 @@ class TinyProc:
 
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "app.tinymodel", "--port", "0", *args],
-                                     stdout=subprocess.PIPE, text=True, env=child_env(), cwd=REPO)
+                                     stdout=subprocess.PIPE, text=True, encoding="utf-8", env=child_env(), cwd=REPO)
         self.url: str = read_json_line(self.proc)["url"]
 
     @property
@@ -132,17 +132,17 @@ class NodeProc:
         runtime = self.home / "runtime.json"
         runtime.unlink(missing_ok=True)
         began = time.perf_counter()
-        with open(self.log, "a") as out:
+        with open(self.log, "a", encoding="utf-8") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "app", "--home", str(self.home), "serve", "--listen", "127.0.0.1:0",
                  "--cluster-listen", "127.0.0.1:0", "--name", self.name, "--no-mdns", *self.extra],
-                stdout=out, stderr=subprocess.STDOUT, text=True, env=self.env, cwd=self.tree, preexec_fn=self.preexec)
+                stdout=out, stderr=subprocess.STDOUT, text=True, encoding="utf-8", env=self.env, cwd=self.tree, preexec_fn=self.preexec)
 
         def ready() -> dict[str, Any] | None:
             if self.proc is not None and self.proc.poll() is not None:
-                raise WaitTimedOut(f"node {self.name} exited: {self.log.read_text()[-3000:]}")
+                raise WaitTimedOut(f"node {self.name} exited: {self.log.read_text(encoding='utf-8')[-3000:]}")
             try:
-                data = json.loads(runtime.read_text())
+                data = json.loads(runtime.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 return None
             return data if data.get("listen") else None
@@ -170,7 +170,7 @@ class NodeProc:
 
     def control(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """A call to the node's control API with its control token."""
-        token = (self.home / "control_token").read_text().strip()
+        token = (self.home / "control_token").read_text(encoding="utf-8").strip()
         response = httpx.request(method, f"{self.url}/_pairwise/v1{path}", json=body, timeout=30, trust_env=False,
                                  headers={"Authorization": f"Bearer {token}"})
         response.raise_for_status()
@@ -186,7 +186,7 @@ class NodeProc:
     def cli(self, *args: str, stdin: str | None = None, check: bool = True,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
         result = subprocess.run([sys.executable, "-m", "app", "--home", str(self.home), *args], input=stdin,
-                                capture_output=True, text=True, env=self.env, cwd=self.tree, timeout=timeout)
+                                capture_output=True, text=True, encoding="utf-8", env=self.env, cwd=self.tree, timeout=timeout)
         if check and result.returncode != 0:
             raise AssertionError(f"pairwise {' '.join(args)} failed ({result.returncode}): {result.stderr}{result.stdout}")
         return result

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.services.errors import ConfigError
+from app.services.platform.files import read_text, replace_file
 from app.services.platform.paths import default_home
 from app.services.platform.permissions import modes_apply
 
@@ -24,7 +25,8 @@ def resolve_home(explicit: str | None) -> Path:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write a file readable by its owner only, atomically (temp file + rename)."""
+    """Write a file readable by its owner only, atomically (temp file + rename, retried while
+    another process holds the old file open: ``platform.files.replace_file``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -33,7 +35,7 @@ def write_private(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_file(tmp, path)  # waits out a reader holding the old file (Windows)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -137,7 +139,7 @@ class Home:
         """The local control token, made on first use (0600)."""
         path = self.control_token_file
         if path.exists():
-            return path.read_text().strip()
+            return read_text(path).strip()
         token = secrets.token_urlsafe(32)
         write_private(path, token.encode())
         return token

@@ -123,7 +123,7 @@ class SettingsStore:
     def load(self) -> NodeSettings:
         if self.path.exists():
             try:
-                settings = NodeSettings.model_validate_json(self.path.read_text())
+                settings = NodeSettings.model_validate_json(self.path.read_text(encoding="utf-8"))
             except ValueError as exc:
                 raise ConfigError(f"{self.path} is not valid settings: {exc}") from exc
         else:

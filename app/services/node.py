@@ -135,7 +135,8 @@ class Node:
     def _setup_logging(self) -> None:
         if not self.home.log_file.exists():
             os.close(os.open(self.home.log_file, os.O_CREAT | os.O_WRONLY, 0o600))  # owner-only from the start
-        handler = RotatingFileHandler(self.home.log_file, maxBytes=2_000_000, backupCount=3)
+        handler = RotatingFileHandler(self.home.log_file, maxBytes=2_000_000, backupCount=3,
+                                      encoding="utf-8")  # whatever the code page
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         handler.addFilter(RedactingFilter())
         root = logging.getLogger()
@@ -207,7 +208,7 @@ class Node:
                    "name": self.name, "started_at": self.started_at}
         if self.home.runtime_file.exists():
             try:
-                previous = json.loads(self.home.runtime_file.read_text())
+                previous = json.loads(self.home.runtime_file.read_text(encoding="utf-8"))
                 if previous.get("pid") == os.getpid():
                     runtime = {**previous, **runtime}
             except ValueError:
@@ -224,6 +225,7 @@ class Node:
         # may leave a GPU billing, so it is told, not only logged.
         tell = FailureNotices(self.bus.publish, self.name)
         for label, hook in self.stop_first:
+            log.info("stop step: %s", label)  # the Windows lane reads that pause on exit was reached
             if progress is not None:
                 progress(label)
             with guarded(f"stop step {label}", log, tell):

@@ -24,7 +24,7 @@ from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
 from app.ui.notify import Notification, Notifier, Sink
-from app.ui.quitting import QuitDialog, StillBilling, quit_node
+from app.ui.quitting import QuitDialog, SessionEndHooks, StillBilling, quit_node
 from app.ui.tray import TrayController
 from app.ui.wake import WakeWatcher
 from app.ui.welcome import FRONTDOOR_CHECK_MS, WelcomeWindow
@@ -135,6 +135,10 @@ class TrayApp(QObject):
         """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
         # A stop signal means the session is ending: nobody can answer a dialog, so Quit does not ask.
         install_stop_handlers(asyncio.get_running_loop(), lambda: self.request_quit(interactive=False))
+        self.session_end = SessionEndHooks(  # logoff, shutdown, macOS logout: quit, pause on exit first
+            QApplication.instance(), lambda: self.request_quit(interactive=False),  # type: ignore[arg-type]
+            quitting=lambda: self._quitting is not None, must_finish=lambda: bool(self.facade.pause_on_exit_targets()),
+            window_id=lambda: int(self.window.winId()))
 
     async def run(self) -> int:
         """Start, then live until Quit has stopped the node. 0 on a clean quit."""

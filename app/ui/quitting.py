@@ -11,11 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QEvent, QObject, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QSessionManager
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app.services.api import glossary
+from app.services.platform.session_end import block_shutdown
 from app.ui.aio import error_text
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
@@ -179,3 +180,44 @@ async def quit_node(facade: NodeFacade, dialog: QuitDialog, *, interactive: bool
         unwatch()
     dialog.say("Stopped.")
     return billing
+
+
+SHUTDOWN_REASON = "Pausing rented GPUs so they stop billing"
+
+
+class SessionEndHooks(QObject):
+    """The desktop session ending is a Quit without questions (nobody is there to answer).
+
+    * Windows logoff/shutdown: ``WM_QUERYENDSESSION`` reaches Qt as ``commitDataRequest``. While a
+      rented GPU still has to be paused the end is held (``cancel``, with the reason on Windows'
+      "apps are preventing shutdown" screen), which goes on by itself once Pairwise has quit.
+    * macOS logout or shutdown: the app's terminate request reaches Qt as a ``Quit`` event; it is
+      held the same way, and Pairwise quits once pause on exit ran.
+    """
+
+    def __init__(self, app: QGuiApplication, request_quit: Callable[[], None], quitting: Callable[[], bool],
+                 must_finish: Callable[[], bool], window_id: Callable[[], int] | None = None) -> None:
+        super().__init__(app)
+        self.app, self.request_quit, self.quitting, self.must_finish = app, request_quit, quitting, must_finish
+        self.window_id = window_id
+        self.held = 0  # session ends held until the quit finished (tests read it)
+        app.installEventFilter(self)
+        app.commitDataRequest.connect(self.commit_data)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.app and event.type() == QEvent.Type.Quit and not self.quitting():
+            self.request_quit()  # the tray's own quit; its final app.quit() passes (quitting() is True)
+            event.ignore()
+            self.held += 1
+            return True
+        return False
+
+    def commit_data(self, manager: QSessionManager) -> None:
+        holding = self.must_finish()
+        if not self.quitting():
+            self.request_quit()
+        if holding:
+            manager.cancel()
+            self.held += 1
+            if self.window_id is not None:
+                block_shutdown(self.window_id(), SHUTDOWN_REASON)

@@ -1,4 +1,4 @@
-"""Where the tray finds its icons: ``resources/`` next to the package, or inside a PyInstaller
+"""Where the tray finds its icons: ``app/resources/`` (package data, so an installed wheel has them), or inside a PyInstaller
 bundle (``sys._MEIPASS``). Icons are SVG with PNG renderings beside them (PNG first: some tray
 hosts cannot draw SVG)."""
 
@@ -18,7 +18,7 @@ def resources_dir() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         return Path(bundle) / "resources"
-    return Path(__file__).resolve().parents[2] / "resources"
+    return Path(__file__).resolve().parents[1] / "resources"
 
 
 def icon_path(stem: str, ext: str = "svg", size: int | None = None) -> Path:

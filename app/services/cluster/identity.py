@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from app.services.errors import PairwiseError
+from app.services.platform.files import replace_file
 from app.services.platform.permissions import tighten, tighten_fd
 
 NODE_DOMAIN = "node.pairwise"
@@ -67,7 +68,7 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        replace_file(tmp, path)  # waits out a reader holding the old file (Windows)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -179,9 +180,9 @@ class NodeIdentity:
     def _load(cls, directory: Path, name: str) -> NodeIdentity:
         key_path, cert_path = directory / KEY_FILE, directory / CERT_FILE
         try:
-            meta = json.loads((directory / META_FILE).read_text("utf-8"))
+            meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
             node_id = str(uuid.UUID(meta["node_id"]))
-            cert_pem = cert_path.read_text("ascii")
+            cert_pem = cert_path.read_text(encoding="ascii")
             key_pem = key_path.read_bytes()
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # Never silently mint a new identity here: that would orphan every pin peers hold.

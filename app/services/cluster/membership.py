@@ -110,7 +110,7 @@ class Membership:
 
     def _load(self) -> list[PeerPin]:
         try:
-            data = json.loads(self._file.read_text("utf-8"))
+            data = json.loads(self._file.read_text(encoding="utf-8"))
             return [PeerPin.from_json(str(row["node_id"]), row) for row in data.get("pins", [])]
         except FileNotFoundError:
             return []

@@ -315,7 +315,7 @@ class PeerManager:
 
     def _load_manual(self) -> list[str]:
         try:
-            data = json.loads(self._manual_file.read_text("utf-8"))
+            data = json.loads(self._manual_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
         return [a for a in data.get("addresses", []) if isinstance(a, str)] if isinstance(data, dict) else []

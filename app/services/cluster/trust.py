@@ -120,7 +120,7 @@ class TrustStore:
 
     def _load(self) -> None:
         try:
-            raw = self.path.read_text("utf-8")
+            raw = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return
         try:

@@ -27,7 +27,7 @@ class Engines(Protocol):
 
 def read_notes(home: Home) -> dict[str, Any]:
     try:
-        data = json.loads(home.firstrun_file.read_text())
+        data = json.loads(home.firstrun_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

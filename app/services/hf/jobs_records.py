@@ -69,7 +69,7 @@ class JobRecords:
         if not self.path.exists():
             return {}
         try:
-            data = json.loads(self.path.read_text())
+            data = json.loads(self.path.read_text(encoding="utf-8"))
             known = {f.name for f in fields(JobRecord)}
             return {name: JobRecord(**{k: v for k, v in row.items() if k in known})
                     for name, row in data.items() if isinstance(row, dict)}

@@ -70,7 +70,7 @@ class EndpointRecords:
         if not self.path.exists():
             return {}
         try:
-            data = json.loads(self.path.read_text())
+            data = json.loads(self.path.read_text(encoding="utf-8"))
             known = {f.name for f in fields(EndpointRecord)}
             return {name: EndpointRecord(**{k: v for k, v in row.items() if k in known})
                     for name, row in data.items() if isinstance(row, dict)}

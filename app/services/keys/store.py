@@ -168,7 +168,7 @@ class KeyStore:
         if not self.path.exists():
             return {}
         try:
-            rows = json.loads(self.path.read_text())["keys"]
+            rows = json.loads(self.path.read_text(encoding="utf-8"))["keys"]
             records = [KeyRecord(**row) for row in rows]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # Refusing every key is the safe side of a damaged file; say so rather than start empty silently.

@@ -15,6 +15,10 @@ The rest of the code never asks which platform it runs on; it calls these:
 | ``ollama``      | how Ollama is moved to another port on each OS (shown to the user, never run) |
 | ``openfiles``   | the open-files limit: raised to the hard limit at start (``resource`` on POSIX; none on Windows) |
 | ``desktop``     | whether a window can be shown at all (Linux needs X11/Wayland) |
+| ``process``     | ``pid_alive``: is a process still running (psutil: ``OpenProcess`` on Windows, never ``os.kill(pid, 0)``) |
+| ``files``       | ``replace_file`` and the readers: atomic replace retried while another process holds the file (Windows) |
+| ``console``     | stdout/stderr that never fail on a character (UTF-8 when redirected), whatever the code page |
+| ``session_end`` | console close, logoff, shutdown (``SetConsoleCtrlHandler``) stop the node within the OS's grace |
 
 Every module imports on every platform: platform-only modules (``fcntl``, ``msvcrt``, ``winreg``,
 ``resource``) are imported inside the branch that uses them, so ``mypy --platform win32|darwin``

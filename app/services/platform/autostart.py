@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.services.platform.paths import launch_agents_dir, xdg_autostart_dir
+from app.services.platform.paths import launch_agents_dir, macos_log_dir, xdg_autostart_dir
 
 LAUNCH_AGENT_LABEL = "org.pairwise.tray"
 RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
@@ -28,17 +28,30 @@ WINDOWS_TRAY_EXE = "pairwise-tray.exe"  # the bundle's windowed program (packagi
 
 
 def tray_command(home: Path | None = None) -> list[str]:
-    """The command that starts this installation's tray app (a frozen bundle runs itself; on Windows
-    its windowed program, so no console window opens at login)."""
+    """The command that starts this installation's tray app (a frozen bundle runs itself). On
+    Windows always a windowed program: ``python.exe`` at login opens a console window whose closing
+    kills the tray, so the bundle's or pip's ``pairwise-tray.exe``, else ``pythonw.exe``."""
+    program = Path(sys.executable)
     if getattr(sys, "frozen", False):
-        program = Path(sys.executable)
         windowed = program.with_name(WINDOWS_TRAY_EXE)
         command = [str(windowed if sys.platform == "win32" and windowed.exists() else program)]
+    elif sys.platform == "win32":
+        command = windows_windowed_command(program)
     else:
         command = [sys.executable, "-m", "app"]
     if home is not None:
         command += ["--home", str(home)]
     return command
+
+
+def windows_windowed_command(python: Path) -> list[str]:
+    """pip's ``pairwise-tray.exe`` (a gui-script: no console) beside this Python or in its
+    ``Scripts`` folder; else ``pythonw.exe -m app``, the same interpreter without a console."""
+    for folder in (python.parent, python.parent / "Scripts"):
+        if (folder / WINDOWS_TRAY_EXE).is_file():
+            return [str(folder / WINDOWS_TRAY_EXE)]
+    pythonw = python.with_name("pythonw.exe")
+    return [str(pythonw if pythonw.is_file() else python), "-m", "app"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,8 @@ class Autostart:
             return
         path = self._file()
         path.parent.mkdir(parents=True, exist_ok=True)
+        if sys.platform == "darwin":
+            macos_log_dir().mkdir(parents=True, exist_ok=True)
         path.write_bytes(self._content())
 
     def disable(self) -> None:
@@ -77,9 +92,11 @@ class Autostart:
 
     def _content(self) -> bytes:
         if sys.platform == "darwin":
+            log_file = str(macos_log_dir() / "tray.log")  # launchd does not make the folder: enable() does
             return plistlib.dumps({
                 "Label": LAUNCH_AGENT_LABEL, "ProgramArguments": self.command, "RunAtLoad": True,
                 "KeepAlive": False, "LimitLoadToSessionType": "Aqua", "ProcessType": "Interactive",
+                "StandardOutPath": log_file, "StandardErrorPath": log_file,
             })
         exec_line = " ".join(_desktop_quote(part) for part in self.command)
         return ("[Desktop Entry]\nType=Application\nName=Pairwise\n"

@@ -93,7 +93,7 @@ def quick_gpus() -> list[dict[str, Any]]:
     if sys.platform.startswith("linux") and base.is_dir():
         for entry in sorted(base.iterdir()):
             try:
-                with open(entry / "information") as fh:
+                with open(entry / "information", encoding="utf-8") as fh:
                     info = dict(line.split(":", 1) for line in fh if ":" in line)
             except OSError:
                 continue
@@ -150,9 +150,9 @@ def amd_gpus(root: Path = Path("/sys/class/drm")) -> list[dict[str, Any]]:
     gpus = []
     for card in sorted(root.glob("card[0-9]*/device/mem_info_vram_total")):
         try:
-            vram = int(card.read_text().strip())
+            vram = int(card.read_text(encoding="utf-8").strip())
             name_file = card.parent / "product_name"
-            name = name_file.read_text().strip() if name_file.exists() else "AMD GPU"
+            name = name_file.read_text(encoding="utf-8").strip() if name_file.exists() else "AMD GPU"
         except (OSError, ValueError):
             continue
         gpus.append({"name": name or "AMD GPU", "vram_gb": round(vram / 2**30, 1)})

@@ -22,3 +22,9 @@ def xdg_autostart_dir() -> Path:
 
 def launch_agents_dir() -> Path:
     return Path.home() / "Library" / "LaunchAgents"
+
+
+def macos_log_dir() -> Path:
+    """``~/Library/Logs/Pairwise``: where Console.app shows a user's app logs (never /tmp, which is
+    shared, cleared at boot and readable by other users)."""
+    return Path.home() / "Library" / "Logs" / "Pairwise"

@@ -183,7 +183,7 @@ class CostMeter:
         if path is None or not path.exists():
             return {}
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             log.warning("old rented cost totals %s unreadable: %s", path, exc)
             return {}

@@ -30,7 +30,7 @@ class RentedStore:
         if not self.path.exists():
             return []
         try:
-            data = json.loads(self.path.read_text())
+            data = json.loads(self.path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise ConfigError(f"{self.path} is not valid JSON: {exc}") from exc
         return [validate_decl(item) for item in data.get("rented_nodes", [])]

@@ -1,0 +1,1 @@
+"""The tray's icons, shipped as package data (``icons/``); read through ``app.ui.resources``."""
