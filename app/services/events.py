@@ -487,8 +487,12 @@ class CapEnforced(Event):
 
 @dataclass(frozen=True)
 class PauseOwed(Event):
-    """A pause is owed to HF but could not be sent (no token, HF refusing or down); told again every
-    billed minute until it is taken (``OwedPauseTaken``). The endpoint may be billing meanwhile."""
+    """A pause is owed to HF and HF has not reported the endpoint paused yet: told from the moment a
+    pause the money owes is decided (a cap, an unknown price), for others once an attempt failed (no
+    token, HF refusing or down), and again every billed minute until HF reports it paused
+    (``BudgetPaused`` for a cap, ``OwedPauseTaken`` after a failure). The endpoint may be billing
+    meanwhile: at ``price_per_hour`` since ``billing_since`` (wall clock, None: not seen billing);
+    ``owed_since``: when the pause was decided; ``error``: why the last attempt failed ("" if none did)."""
 
     kind: ClassVar[str] = "pause_owed"
     node: str
@@ -496,11 +500,20 @@ class PauseOwed(Event):
     reason: str
     error: str
     price_per_hour: float | None
+    owed_since: float = 0.0
+    billing_since: float | None = None
+    hf_state: str | None = None
 
     def summary(self) -> str:
         cost = f" at ${self.price_per_hour:g}/h" if self.price_per_hour else ""
+        since = ""
+        if self.billing_since:
+            since = time.strftime(" (billing since %H:%M:%S UTC)", time.gmtime(self.billing_since))
+        if not self.error:
+            return (f"{self.node}: {self.endpoint} is being paused ({self.reason}); until Hugging Face confirms it "
+                    f"may still be billing{cost}{since}")
         return (f"{self.node}: {self.endpoint} should be paused ({self.reason}) but the pause could not be sent: "
-                f"{self.error}. It may still be billing{cost}; Pairwise keeps trying")
+                f"{self.error}. It may still be billing{cost}{since}; Pairwise keeps trying")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ def fault_target(state: SimState, path: str) -> str | None:
 async def _faults(request: web.Request, handler: Handler) -> web.StreamResponse:
     state = sim(request)
     target = fault_target(state, request.path)
-    fault = state.faults.take(target, request.path) if target else None
+    fault = state.faults.take(target, request.path, request.method) if target else None
     if fault is not None:
         replaced = await apply(request, fault, state.closing)
         if replaced is not None:

@@ -2,7 +2,8 @@
 
 Targets: "management" (/v2), "hub" (whoami, auth-check, jobs), "catalog", "router",
 "endpoint:<ns>/<name>" (that endpoint's URL) and "job:<ns>/<id>" (a job's exposed ports). An
-optional "path" narrows a fault to request paths containing that text.
+optional "path" narrows a fault to request paths containing that text, an optional "method" to one
+HTTP method (a hanging GET while the POSTs still work).
 Kinds: "429" (Retry-After and RateLimit headers), "500", "plain_400" (a non-JSON 400 body),
 "slow" (delay_s, then the normal answer), "late" (the request takes effect at once and its answer
 leaves delay_s later, as over a slow way back), "timeout" (no answer until the client gives up),
@@ -38,6 +39,7 @@ class Fault:
     delay_s: float = 1.0
     cut_after_chunks: int = 2
     path: str | None = None
+    method: str | None = None
 
 
 class FaultBoard:
@@ -55,13 +57,16 @@ class FaultBoard:
             raise ValueError(f"kind must be one of {KINDS}")
         fault = Fault(target=target, kind=kind, count=int(body.get("count", 1)),
                       retry_after=int(body.get("retry_after", 1)), delay_s=float(body.get("delay_s", 1.0)),
-                      cut_after_chunks=int(body.get("cut_after_chunks", 2)), path=body.get("path"))
+                      cut_after_chunks=int(body.get("cut_after_chunks", 2)), path=body.get("path"),
+                      method=str(body["method"]).upper() if body.get("method") else None)
         self._faults.append(fault)
         return fault
 
-    def take(self, target: str, path: str) -> Fault | None:
+    def take(self, target: str, path: str, method: str = "GET") -> Fault | None:
         """Consume one use of the first fault matching this request, if any."""
         for fault in self._faults:
+            if fault.method is not None and fault.method != method:
+                continue
             if fault.target == target and fault.count > 0 and (fault.path is None or fault.path in path):
                 fault.count -= 1
                 if fault.count == 0:

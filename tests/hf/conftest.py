@@ -14,7 +14,8 @@ from app.simulator import SimSettings, SimulatedHF, SimulatorThread
 
 FAST = {"pending_s": 0.05, "initializing_s": 0.15, "job_scheduling_s": 0.05, "minute_s": 0.2}
 # Retries fast enough for tests; a "timeout" fault is given up on after 0.3 s.
-QUICK = HfTuning(billing_minute_s=0.2, request_timeout_s=0.3, retries=3, backoff_s=0.01, max_backoff_s=0.5,
+QUICK = HfTuning(billing_minute_s=0.2, request_timeout_s=0.3, control_timeout_s=0.3, retries=3, backoff_s=0.01,
+                 max_backoff_s=0.5,
                  poll_starting_s=0.02, poll_steady_s=0.05)
 
 

@@ -258,9 +258,10 @@ def test_a_pause_that_cannot_be_sent_is_announced_every_minute(sim_factory: Any,
     events = Events(node)
     sim.control("POST", "/_sim/faults", PAUSE_FAULT)  # HF refuses every pause
     create(node, "gpu", *L4, "--budget-usd-per-day", "0.03")
-    wait_until(lambda: len([e for e in events.seen if e["kind"] == "pause_owed"]) >= 2, timeout=60,
-               what="the owed pause announced twice")
-    owed = next(e for e in events.seen if e["kind"] == "pause_owed")
+    wait_until(lambda: len([e for e in events.seen if e["kind"] == "pause_owed" and e["error"]]) >= 2, timeout=60,
+               what="the owed pause announced twice after it failed")
+    assert next(e for e in events.seen if e["kind"] == "pause_owed")["error"] == ""  # told when decided
+    owed = next(e for e in events.seen if e["kind"] == "pause_owed" and e["error"])
     assert owed["node"] == "gpu" and owed["endpoint"] == "demo-user/gpu" and owed["price_per_hour"] == L4_PRICE
     assert "budget reached" in owed["reason"] and "500" in owed["error"]
     # What the tray shows for it (the same policy the tray's notifier runs).

@@ -80,20 +80,24 @@ class HuggingFaceClient:
 
     async def _call(self, method: str, url: str, what: str, *, json: Any = None,
                     params: dict[str, Any] | None = None, retried_passthrough: frozenset[int] = frozenset(),
-                    ) -> httpx.Response:
+                    once: bool = False) -> httpx.Response:
         """The 2xx response, else an HfError. ``retried_passthrough``: statuses that, on a retry, mean an
-        earlier attempt already did the work (raised as _RetriedThen for the caller to settle)."""
+        earlier attempt already did the work (raised as _RetriedThen for the caller to settle).
+        ``once``: one attempt under the short control timeout, never a retry sleep (the lifecycle's
+        polls and pauses: its loop retries them itself, so an owed pause never waits behind a sleep)."""
         t = self.tuning
         headers = {"authorization": f"Bearer {self._token}", "user-agent": "pairwise"}
+        retries = 0 if once else t.retries
+        timeout_s = t.control_timeout_s if once else t.request_timeout_s
         last = ""
-        for attempt in range(t.retries + 1):
+        for attempt in range(retries + 1):
             wait = min(t.max_backoff_s, t.backoff_s * 2 ** attempt)
             try:
-                async with asyncio.timeout(t.request_timeout_s):
+                async with asyncio.timeout(timeout_s):
                     response = await self._http.request(method, url, json=json, params=params, headers=headers,
-                                                        timeout=t.request_timeout_s)
+                                                        timeout=timeout_s)
             except (TimeoutError, httpx.TimeoutException):
-                last = f"no answer within {t.request_timeout_s:g} s"
+                last = f"no answer within {timeout_s:g} s"
             except httpx.HTTPError as exc:
                 last = f"could not be reached ({type(exc).__name__}: {exc})"
             else:
@@ -106,16 +110,19 @@ class HuggingFaceClient:
                     raise error_for(response, what)
                 error = error_for(response, what)
                 last = f"answered {response.status_code}: {error.hf_message}"
-                if attempt == t.retries:
-                    error.message = f"{what}: Hugging Face {last} (gave up after {attempt + 1} attempts)"
-                    raise error
                 after = _retry_after(response) if response.status_code == 429 else None
+                if attempt == retries:
+                    error.retry_after_s = after
+                    if retries:
+                        error.message = f"{what}: Hugging Face {last} (gave up after {attempt + 1} attempts)"
+                    raise error
                 if after is not None:
                     wait = min(t.max_backoff_s, after)
-            if attempt < t.retries:
+            if attempt < retries:
                 log.info("%s: Hugging Face %s; retry %d in %.2f s", what, last, attempt + 1, wait)
                 await self._sleep(wait)
-        raise HfUnavailable(f"{what}: Hugging Face {last} (gave up after {t.retries + 1} attempts)")
+        tries = f" (gave up after {retries + 1} attempts)" if retries else ""
+        raise HfUnavailable(f"{what}: Hugging Face {last}{tries}")
 
     async def _json(self, method: str, url: str, what: str, **kw: Any) -> Any:
         response = await self._call(method, url, what, **kw)
@@ -210,8 +217,8 @@ class HuggingFaceClient:
                 continue
         return found
 
-    async def get_endpoint(self, namespace: str, name: str) -> EndpointInfo:
-        return await self._endpoint("GET", namespace, name, f"reading endpoint {namespace}/{name}")
+    async def get_endpoint(self, namespace: str, name: str, *, once: bool = False) -> EndpointInfo:
+        return await self._endpoint("GET", namespace, name, f"reading endpoint {namespace}/{name}", once=once)
 
     async def create_endpoint(self, namespace: str, body: dict[str, Any]) -> EndpointInfo:
         name = str(body["name"])
@@ -237,8 +244,9 @@ class HuggingFaceClient:
         except _RetriedThen:
             return  # an earlier attempt deleted it
 
-    async def pause(self, namespace: str, name: str) -> EndpointInfo:
-        return await self._endpoint("POST", namespace, name, f"pausing endpoint {namespace}/{name}", "pause")
+    async def pause(self, namespace: str, name: str, *, once: bool = False) -> EndpointInfo:
+        return await self._endpoint("POST", namespace, name, f"pausing endpoint {namespace}/{name}", "pause",
+                                    once=once)
 
     async def resume(self, namespace: str, name: str, *, running_ok: bool = True) -> EndpointInfo:
         try:

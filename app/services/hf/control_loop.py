@@ -13,8 +13,9 @@ import logging
 from collections.abc import Coroutine, Iterable
 from typing import Any, Protocol
 
-from app.services.events import EventBus
+from app.services.events import EventBus, Notice
 from app.services.guard import FailureNotices, guarded
+from app.services.rented.timebase import describe_jump, timebase
 
 
 class Watched(Protocol):
@@ -33,6 +34,7 @@ class ControlLoop:
         self._task: asyncio.Task[None] | None = None
         self._kick = asyncio.Event()
         self._tell = FailureNotices(bus.publish)
+        self._bus = bus
         self._log = log
         self._others: set[asyncio.Task[Any]] = set()  # steps not tied to one watch
 
@@ -70,6 +72,7 @@ class ControlLoop:
     async def _run(self) -> None:
         while True:
             with guarded(self.what, self._log, self._tell):
+                self._clock_jumped()
                 self._tick()
             try:
                 await asyncio.wait_for(self._kick.wait(), timeout=self._sleep_s())
@@ -77,12 +80,21 @@ class ControlLoop:
                 pass
             self._kick.clear()
 
-    def spawn(self, watch: Watched, coro: Coroutine[Any, Any, None]) -> None:
-        """Run one HF call for ``watch``; the loop starts no other for it while this one runs."""
+    def _clock_jumped(self) -> None:
+        """A wall-clock jump is told once (whichever controller sees it first): billing never used it."""
+        moved = timebase().jumped()
+        if moved is not None:
+            message = describe_jump(moved)
+            self._log.warning("%s", message)
+            self._bus.publish(Notice(title="The system clock jumped", message=message, level="warning"))
+
+    def spawn(self, watch: Watched, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run one HF call for ``watch`` (cancelled with the watch); the task, for the caller to track."""
         task = asyncio.create_task(coro)
         watch.tasks.add(task)
         task.add_done_callback(watch.tasks.discard)
         task.add_done_callback(self._done)
+        return task
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._kick.set()

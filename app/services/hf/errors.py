@@ -31,6 +31,7 @@ class HfError(PairwiseError):
         self.hf_message = hf_message
         self.request_id = request_id
         self.error_code = error_code
+        self.retry_after_s: float | None = None  # what a 429 asked us to wait (Retry-After), if it said
 
 
 class HfAuthError(HfError, CredentialError):

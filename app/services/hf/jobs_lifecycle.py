@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from app.services.hf.jobs_records import JobRecord, JobRecords
 from app.services.hf.service import HfService
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
+from app.services.rented.timebase import steady
 from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class JobLifecycle(ControlLoop):
     name, what = "hf-jobs-lifecycle", "the batch-window lifecycle"
 
     def __init__(self, hf: HfService, manager: RentedManager, records: JobRecords, bus: EventBus, *,
-                 clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = steady) -> None:
         self.hf, self.manager, self.records, self.bus = hf, manager, records, bus
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall

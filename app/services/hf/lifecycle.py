@@ -79,12 +79,15 @@ from app.services.hf.watch import (
 from app.services.rented.caps import resume_refusal
 from app.services.rented.decl import apply_changes
 from app.services.rented.manager import RentedManager
+from app.services.rented.timebase import steady
 from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
 
 # A pause owed for these outranks an idle pause (and is not replaced by one).
 FIRM_PAUSES = ("budget", "start", "price", "detach", "logout", "exit", "user")
+# Pauses the money owes: announced (PauseOwed) from the moment they are decided, not only after a failure.
+ANNOUNCED_PAUSES = ("budget", "price")
 SAVE_ACTIVITY_EVERY_S = 5.0
 
 
@@ -92,7 +95,7 @@ class HfLifecycle(ControlLoop):
     name, what = "hf-lifecycle", "the Hugging Face lifecycle"
 
     def __init__(self, hf: HfService, manager: RentedManager, records: EndpointRecords, bus: EventBus, *,
-                 clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = steady) -> None:
         self.hf, self.manager, self.records, self.bus = hf, manager, records, bus
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall
@@ -101,6 +104,7 @@ class HfLifecycle(ControlLoop):
         self._saved_at = 0.0
         self.prices = HfPrices(self.tuning.billing_minute_s / 2, clock)
         manager.hooks.account_keys.append(self.account_key)
+        manager.hooks.confirms_pause.append(lambda node: is_hf_endpoint(node) and node.decl.lifecycle.managed)
         # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
@@ -124,9 +128,11 @@ class HfLifecycle(ControlLoop):
         now, soonest = self.clock(), (1.0 if self.watches else 30.0)
         for watch in self.watches.values():
             candidates = [watch.billing.next_minute_in(now)]
-            if not watch.busy():  # a call in flight kicks the loop when it ends
+            if not watch.polling():  # a call in flight kicks the loop when it ends
                 candidates.append(watch.next_poll - now)
-                if watch.pause_reason:
+            if watch.pause_reason:
+                candidates.append(watch.next_owed_notice - now)
+                if not watch.pausing():
                     candidates.append(watch.next_pause_try - now)
             soonest = min([soonest, *(c for c in candidates if c is not None)])
         return max(0.005, soonest)
@@ -141,12 +147,12 @@ class HfLifecycle(ControlLoop):
             self._charge(watch, node, now)
             self._check_idle(watch, node, now)
             self._owed_notice(watch, now)
-            if watch.busy():
-                continue
-            if watch.pause_reason and now >= watch.next_pause_try:
-                self.spawn(watch, self._pause(watch))
-            elif now >= watch.next_poll:
-                self.spawn(watch, self.poll(watch))
+            # A pause owed goes out at once, whatever poll is in flight (each call has its own short
+            # timeout and no retry sleep: the loop is what tries again).
+            if watch.pause_reason and now >= watch.next_pause_try and not watch.pausing():
+                watch.pause_task = self.spawn(watch, self._pause(watch))
+            if now >= watch.next_poll and not watch.polling() and not watch.pausing():
+                watch.poll_task = self.spawn(watch, self.poll(watch))
         self._save_activity()
 
     def _sync(self) -> None:
@@ -216,7 +222,7 @@ class HfLifecycle(ControlLoop):
             return
         sent = self.clock()
         try:
-            info = await client.get_endpoint(watch.namespace, watch.endpoint)
+            info = await client.get_endpoint(watch.namespace, watch.endpoint, once=True)
             priced = await self.prices.of(client, info) if info.state in BILLED_STATES else None
         except HfNotFound:
             self._deleted(watch)
@@ -253,6 +259,12 @@ class HfLifecycle(ControlLoop):
     async def observe(self, watch: Watch, info: EndpointInfo, sent: float, priced: Priced | None = None) -> None:
         """Take in an endpoint as HF showed it in answer to a request sent at ``sent`` (and the price of
         its compute, when it was read)."""
+        if sent < watch.observed_sent:
+            # An answer to a request older than one already taken in (a slow poll overtaken by a pause):
+            # what it shows is stale and must not undo what the newer answer said.
+            watch.answered.set()
+            return
+        watch.observed_sent = sent
         node = self.manager.nodes.get(watch.name)
         watch.error = None
         if node is not None and node.hf_unreachable is not None:
@@ -469,7 +481,10 @@ class HfLifecycle(ControlLoop):
         """Owe HF a pause; the loop keeps asking until HF reports the endpoint paused."""
         if watch.pause_reason in FIRM_PAUSES and reason == "idle":
             return
+        if watch.pause_reason is None:
+            watch.owed_since, watch.next_owed_notice = self.wall(), 0.0
         watch.pause_reason, watch.pause_detail, watch.next_pause_try = reason, detail, 0.0
+        self._owed_notice(watch, self.clock())  # a pause the money owes is said at once, not after a failure
         self.kick()
 
     async def _pause(self, watch: Watch) -> None:
@@ -483,7 +498,7 @@ class HfLifecycle(ControlLoop):
                 return
             sent = self.clock()
             try:
-                info = await client.pause(watch.namespace, watch.endpoint)
+                info = await client.pause(watch.namespace, watch.endpoint, once=True)
                 self.asking(watch, asked=False)
             except HfNotFound:
                 self._deleted(watch)
@@ -491,25 +506,44 @@ class HfLifecycle(ControlLoop):
             except HfError as exc:
                 self._failed_call(watch, exc)
                 watch.pause_failed = exc.message
-                watch.next_pause_try = self.clock() + self.tuning.poll_starting_s
+                watch.next_pause_try = self.clock() + self._pause_retry_in(watch, exc.retry_after_s)
                 return
             await self.observe(watch, info, sent)
 
+    def _pause_retry_in(self, watch: Watch, retry_after_s: float | None) -> float:
+        """When to ask again: HF's Retry-After is honoured, but never past the start of the next billed
+        minute (waiting longer would cost that minute), with time left for the attempt itself."""
+        t = self.tuning
+        wait = t.poll_starting_s if retry_after_s is None else retry_after_s
+        to_minute = watch.billing.next_minute_in(self.clock())
+        if to_minute is None:
+            return min(wait, t.billing_minute_s)
+        margin = min(t.control_timeout_s, t.billing_minute_s / 4)
+        return max(min(t.poll_starting_s, 0.05), min(wait, to_minute - margin))
+
     def _owed_notice(self, watch: Watch, now: float) -> None:
-        """A pause is owed and could not be sent: say so once per billed minute until it is."""
-        if not (watch.pause_reason and watch.pause_failed) or now < watch.next_owed_notice:
+        """A pause is owed: say so once per billed minute until HF reports the endpoint paused. A pause
+        the money owes (a cap, an unknown price) is said from the moment it is decided; the others
+        once an attempt failed."""
+        if not watch.pause_reason or now < watch.next_owed_notice:
+            return
+        if not (watch.pause_failed or watch.pause_reason in ANNOUNCED_PAUSES):
             return
         watch.next_owed_notice = now + self.tuning.billing_minute_s
         node = self.manager.nodes.get(watch.name)
         price = node.price_per_hour if node is not None else None
+        billing_since = None if watch.billing.stretch_start is None else self.wall_of(watch.billing.stretch_start)
         event = PauseOwed(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}",
-                          reason=watch.pause_detail or watch.pause_reason, error=watch.pause_failed, price_per_hour=price)
+                          reason=watch.pause_detail or watch.pause_reason, error=watch.pause_failed or "",
+                          price_per_hour=price, owed_since=watch.owed_since or self.wall(),
+                          billing_since=billing_since, hf_state=watch.hf_state)
         log.warning("rented node %s: %s", watch.name, event.summary())
         self.bus.publish(event)
 
     def _paused(self, watch: Watch) -> None:
         reason, detail = watch.pause_reason, watch.pause_detail
-        watch.pause_reason, watch.pause_detail = None, ""
+        watch.pause_reason, watch.pause_detail, watch.owed_since = None, "", None
+        watch.next_owed_notice = 0.0
         if watch.pause_failed:
             watch.pause_failed, watch.next_owed_notice = None, 0.0
             self.bus.publish(OwedPauseTaken(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}"))
@@ -523,7 +557,12 @@ class HfLifecycle(ControlLoop):
             self.bus.publish(ReconcilePaused(node=watch.name, reason=detail or reason))
         elif reason in ("price", "detach", "logout"):
             self.bus.publish(RentedPaused(node=watch.name, why=reason, detail=detail or reason))
-        # A budget pause was told when the cap was reached (BudgetPaused); a user's pause by the user.
+        elif reason == "budget":
+            # Told only now that HF confirms it (till then it was a pause owed: PauseOwed).
+            reached = self.manager.budget_pause_confirmed(watch.name)
+            if reached is not None:
+                self.bus.publish(reached)
+        # A user's pause was told by the user.
 
     async def pause_now(self, node: RentedUpstream, reason: str = "user", detail: str = "") -> EndpointInfo:
         """Pause at once (a user's `rented pause`, exit); raises HfError if HF will not."""

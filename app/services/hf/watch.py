@@ -43,6 +43,10 @@ class Watch:
     error: str | None = None  # the last management-API failure, until a call succeeds
     pause_failed: str | None = None  # why the owed pause could not be sent (a notice each minute)
     next_owed_notice: float = 0.0
+    owed_since: float | None = None  # wall clock: when the pause owed now was decided
+    observed_sent: float = float("-inf")  # when the request behind the latest answer taken in was sent
+    poll_task: asyncio.Task[None] | None = None  # a status poll in flight (never holds up a pause)
+    pause_task: asyncio.Task[None] | None = None  # a pause in flight
     saved_stretch: dict[str, Any] | None = None  # the account's open stretch when watching began
     compute: str | None = None  # what HF runs it on, as last priced
     reprice: bool = False  # HF's price changed: charge the difference now
@@ -54,3 +58,9 @@ class Watch:
 
     def busy(self) -> bool:
         return any(not t.done() for t in self.tasks)
+
+    def polling(self) -> bool:
+        return self.poll_task is not None and not self.poll_task.done()
+
+    def pausing(self) -> bool:
+        return self.pause_task is not None and not self.pause_task.done()

@@ -12,6 +12,9 @@ A controller registers callables on ``RentedManager.hooks``; Pairwise calls them
   with its record (``cost_usd`` filled in). For idle timers.
 - ``on_budget_reached``: ``async (node, reason: str) -> None`` once when a budget cap is reached
   (the node is already ineligible with ``reason``); pause the endpoint here.
+- ``confirms_pause``: ``(node) -> bool``: this controller pauses ``node`` on its provider at a cap and
+  says when the provider confirms it: the manager then holds the node's ``BudgetPaused`` until
+  ``budget_pause_confirmed(name)`` is called (the user is told "paused" only once it is).
 - ``on_sponsor_exit``: ``async (node) -> None`` for each node with ``pause_on_sponsor_exit``, run
   first when the sponsor stops (while the network is still up).
 - ``before_detach``: ``async (node, force: bool) -> None`` before a detach is decided: pause a
@@ -57,6 +60,7 @@ class LifecycleHooks:
     before_route: list[NodeHook] = field(default_factory=list)
     on_workload_finished: list[FinishedHook] = field(default_factory=list)
     on_budget_reached: list[BudgetHook] = field(default_factory=list)
+    confirms_pause: list[Callable[[RentedUpstream], bool]] = field(default_factory=list)
     on_sponsor_exit: list[NodeHook] = field(default_factory=list)
     before_detach: list[DetachGuard] = field(default_factory=list)
     on_detach: list[NodeHook] = field(default_factory=list)

@@ -96,6 +96,8 @@ class RentedManager:
         self.nodes: dict[str, RentedUpstream] = {}
         self._task: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Future[Any]] = set()
+        # A cap reached on a node whose controller pauses it: told once the provider confirms (hooks).
+        self._unconfirmed: dict[str, BudgetPaused] = {}
         self._unsubscribe = bus.on(self._on_event)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -388,11 +390,20 @@ class RentedManager:
             log.info("rented node %s: %s", node.name, reason)
             # The one event of this fact: the lifecycle's pause that follows tells nothing more.
             provider_pause = node.decl.lifecycle.managed and bool(self.hooks.on_budget_reached)
-            self.bus.publish(BudgetPaused(node=node.name, reason=reason, spent_usd=round(reached[0], 4),
-                                          cap_usd=reached[1], period=reached[2], provider_pause=provider_pause))
+            event = BudgetPaused(node=node.name, reason=reason, spent_usd=round(reached[0], 4),
+                                 cap_usd=reached[1], period=reached[2], provider_pause=provider_pause)
+            if provider_pause and any(confirms(node) for confirms in self.hooks.confirms_pause):
+                self._unconfirmed[node.name] = event  # the controller tells "paused" once the provider says so
+            else:
+                self.bus.publish(event)
             self.changed(f"rented node {node.name} {reason}")
             task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
         elif was and not reason:
+            self._unconfirmed.pop(node.name, None)
             self.changed(f"rented node {node.name} budget available again")
+
+    def budget_pause_confirmed(self, name: str) -> BudgetPaused | None:
+        """The provider confirms the pause a cap asked for: the node's ``BudgetPaused``, to publish once."""
+        return self._unconfirmed.pop(name, None)

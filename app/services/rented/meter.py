@@ -14,9 +14,10 @@ minutes spent serving workloads).
 
 Day and month totals belong to the endpoint's **spend account** (spend.py), not to the node
 name: ``bind(node, account)`` says which account a node's spend goes to (a node never bound
-uses its own name). Days and months are UTC.
+uses its own name). Days and months are UTC. Time is ``timebase.steady`` (wall-clock seconds that
+cannot jump while the node runs), so a clock set forward or back neither charges nor forgets.
 
-Public API: ``CostMeter(path=None, clock=time.time, legacy=None)``; ``bind(node, account)``,
+Public API: ``CostMeter(path=None, clock=steady, legacy=None)``; ``bind(node, account)``,
 ``account(node)``; ``begin(node, job_id, price)``, ``end(job_id) -> float | None``,
 ``set_price(node, price)``, ``charge(node, usd)``, ``bill(node, since=, now=, minute_s=,
 price_per_hour=, price_seen_at=) -> Billed``, ``unbilled(node, at)``, ``stretch(node)``,
@@ -30,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from app.home import write_private
 from app.services.rented.spend import Billed, SpendBook
+from app.services.rented.timebase import steady
 
 log = logging.getLogger(__name__)
 Period = Literal["day", "month"]
@@ -54,7 +55,7 @@ class _Node:
 
 
 class CostMeter:
-    def __init__(self, path: Path | None = None, clock: Callable[[], float] = time.time, *,
+    def __init__(self, path: Path | None = None, clock: Callable[[], float] = steady, *,
                  legacy: Path | None = None) -> None:
         """``path``: the shared spend file (spend.py); ``legacy``: a home's old per-name totals
         (rented_meter.json), taken into an account the first time its node is bound to one."""

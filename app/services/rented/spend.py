@@ -36,6 +36,7 @@ from filelock import FileLock, Timeout
 
 from app.environment import environment
 from app.home import write_private
+from app.services.rented.timebase import steady
 
 log = logging.getLogger(__name__)
 FILE_NAME = "spend.json"
@@ -80,11 +81,12 @@ def _fresh_row() -> dict[str, Any]:
 
 
 def roll(row: dict[str, Any], at: float) -> dict[str, Any]:
-    """The row with its day and month brought to ``at`` (a new UTC day or month starts from zero)."""
+    """The row with its day and month brought to ``at`` (a new UTC day or month starts from zero). Keys
+    only move forward: a clock set back across midnight never brings back (and resets) an earlier day."""
     day, month = period_keys(at)
-    if row.get("day") != day:
+    if day > str(row.get("day") or ""):
         row.update(day=day, day_workloads=0.0, day_billed=0.0)
-    if row.get("month") != month:
+    if month > str(row.get("month") or ""):
         row.update(month=month, month_workloads=0.0, month_billed=0.0)
     return row
 
@@ -92,7 +94,7 @@ def roll(row: dict[str, Any], at: float) -> dict[str, Any]:
 class SpendBook:
     """The shared file of accounts. ``path=None`` keeps them in memory (tests of one process)."""
 
-    def __init__(self, path: Path | None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path | None, clock: Callable[[], float] = steady) -> None:
         self.path, self.clock = path, clock
         self._lock = FileLock(str(path) + ".lock", timeout=LOCK_WAIT_S) if path is not None else None
         self._accounts: dict[str, dict[str, Any]] = {}
