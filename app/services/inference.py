@@ -22,7 +22,7 @@ from app.services.errors import PairwiseError, RequesterLimitError, UpstreamCut,
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.affinity import AffinityBook
-from app.services.routing.fit import RequestSize, estimate, is_too_long
+from app.services.routing.fit import RequestSize, estimate, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
@@ -230,6 +230,8 @@ class InferenceService:
         limited: list[RequesterLimitError] = []
         started_ns = time.monotonic_ns()
         for upstream, target, upstream_body in bodies:
+            if target == "ollama" and plan.size is not None:
+                upstream_body = with_window(upstream, plan.model, plan.size, upstream_body)
             request = UpstreamRequest(
                 api=target, operation=operation, stream=stream, client_api=api, body=upstream_body,
                 requester=caller.requester.app or "", requester_key=caller.requester.key or "",
