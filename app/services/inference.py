@@ -16,12 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.environment import environment
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
 from app.services.errors import PairwiseError, RequesterLimitError, UpstreamCut, UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
-from app.services.routing.affinity import AffinityBook
+from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
 from app.services.routing.fit import RequestSize, estimate, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
@@ -144,7 +145,8 @@ class InferenceService:
         self._refresh_stale = refresh_stale
         # Checks run just before a candidate is asked; one raises RequesterLimitError to skip it.
         self.gates: list[Callable[[Upstream, Caller], None]] = []
-        self.affinity = AffinityBook()  # which copy served each conversation's last turn (digests only)
+        # Which copy served each conversation's last turn (digests only); PAIRWISE_AFFINITY=off keeps none.
+        self.affinity = AffinityBook(limit=0 if environment().affinity_off else MAX_CONVERSATIONS)
 
     def base_headers(self) -> dict[str, str]:
         return {"X-Pairwise-Node": self.node_name}
