@@ -96,6 +96,8 @@ def run_mode(root: Path, engines: list[str], affinity: bool, turns: int, words: 
             node.add_engine(f"llama{i}", url, capacity=1)
         talks = [conversation(seed, words) for seed in (1, 2)]
         later: list[float] = []
+        stayed_s: list[float] = []
+        moved_s: list[float] = []
         moved = 0
         where: dict[int, str] = {}
         for turn in range(1, turns + 1):
@@ -112,14 +114,20 @@ def run_mode(root: Path, engines: list[str], affinity: bool, turns: int, words: 
                 if turn > 1:
                     later.append(seconds)
                     moved += engine != where.get(i)
+                    (moved_s if engine != where.get(i) else stayed_s).append(seconds)
                 where[i] = engine
                 talks[i] += [{"role": "assistant", "content": answer or "ok"},
                              {"role": "user", "content": f"And point {turn}?"}]
         return {"affinity": affinity, "turns": turns, "context_words": words,
-                "ttfb_turn_n_p50_ms": round(statistics.median(later) * 1000, 1),
-                "turns_moved_to_other_copy": moved, "later_turns": len(later)}
+                "ttfb_turn_n_p50_ms": p50_ms(later),
+                "turns_moved_to_other_copy": moved, "later_turns": len(later),
+                "ttfb_stayed_p50_ms": p50_ms(stayed_s), "ttfb_moved_p50_ms": p50_ms(moved_s)}
     finally:
         node.stop()
+
+
+def p50_ms(values: list[float]) -> float | None:
+    return round(statistics.median(values) * 1000, 1) if values else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(20)
     with_, without = rows
     ratio = round(without["ttfb_turn_n_p50_ms"] / with_["ttfb_turn_n_p50_ms"], 2)
-    result = {"with_affinity": with_, "without_affinity": without, "without_over_with": ratio}
+    moved, stayed = without["ttfb_moved_p50_ms"], with_["ttfb_stayed_p50_ms"]
+    result_moved = round(moved / stayed, 2) if moved and stayed else None
+    result = {"with_affinity": with_, "without_affinity": without, "without_over_with": ratio,
+              "moved_turn_over_cached_turn": result_moved}
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -190,8 +190,8 @@ class InferenceService:
             if plan.too_small:  # copies there are, but none whose window holds the request
                 message = plan.too_small_text(requested)
                 self._record_unserved(api, requested, caller, "failed", message)
-                return json_result(400, error_body(api, message, status=400, kind="context_length_exceeded",
-                                                   param="messages" if messages else None), headers)
+                return json_result(400, error_body(api, message, status=400, param="messages" if messages else None),
+                                   headers)
             if plan.refused:
                 message = f"model '{requested}' cannot be served here: {plan.refusal_text()}"
                 self._record_unserved(api, requested, caller, "refused", message)
