@@ -217,6 +217,12 @@ def cmd_nodes(args: argparse.Namespace) -> int:
     return 0
 
 
+def short_route(route: Any, width: int = 72) -> str:
+    """The job's route reason for a table cell (the whole of it is in --json)."""
+    text = route if isinstance(route, str) else ""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def with_windows(row: dict[str, Any]) -> list[str]:
     """A node's models, each with the context window its engines say (``qwen2.5:7b (32768)``)."""
     windows: dict[str, Any] = {}
@@ -236,7 +242,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         return 0
     rows = [[j["id"][:8], j["model"], j["state"], requester_text(j), j.get("serving_node") or "-",
              "off-LAN" if j.get("off_lan") else "", str(j.get("completion_tokens") or ""),
-             f"${j['cost_usd']:.4f}" if j.get("cost_usd") else "", j.get("route") or ""] for j in jobs]
+             f"${j['cost_usd']:.4f}" if j.get("cost_usd") else "", short_route(j.get("route"))] for j in jobs]
     print(table(rows, ["ID", "MODEL", "STATE", "REQUESTER", "SERVED BY", "", "TOKENS", "COST", "WHY"]))
     return 0
 

@@ -15,6 +15,7 @@ PAIRWISE_BILLING_MINUTE_S     and the other PAIRWISE_HF_* timing knobs: see ``ap
 PAIRWISE_PEER_POLL_S          how often a paired peer is polled (2)
 PAIRWISE_PEER_SILENT_S        silence after which a peer is reported silent (60)
 PAIRWISE_RENTED_REFRESH_S     how often rented nodes are refreshed (30)
+PAIRWISE_AFFINITY             off turns conversation affinity off (to measure what it saves: bench.affinity)
 PAIRWISE_SPEND_DIR            where rented endpoints' spend accounts live, shared by every home of the
                               user (default: the platform's user data dir for pairwise-spend)
 
@@ -84,6 +85,10 @@ class Environment:
     @property
     def ca_file(self) -> str | None:
         return self.text("PAIRWISE_CA_FILE")
+
+    @property
+    def affinity_off(self) -> bool:
+        return (self.text("PAIRWISE_AFFINITY") or "").lower() in ("off", "0", "false", "no")
 
     @property
     def mdns_off(self) -> bool:

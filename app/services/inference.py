@@ -16,13 +16,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.environment import environment
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
 from app.services.errors import PairwiseError, RequesterLimitError, UpstreamCut, UpstreamError
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
-from app.services.routing.affinity import AffinityBook
-from app.services.routing.fit import RequestSize, estimate, is_too_long
+from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
+from app.services.routing.fit import RequestSize, estimate, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
@@ -144,7 +145,8 @@ class InferenceService:
         self._refresh_stale = refresh_stale
         # Checks run just before a candidate is asked; one raises RequesterLimitError to skip it.
         self.gates: list[Callable[[Upstream, Caller], None]] = []
-        self.affinity = AffinityBook()  # which copy served each conversation's last turn (digests only)
+        # Which copy served each conversation's last turn (digests only); PAIRWISE_AFFINITY=off keeps none.
+        self.affinity = AffinityBook(limit=0 if environment().affinity_off else MAX_CONVERSATIONS)
 
     def base_headers(self) -> dict[str, str]:
         return {"X-Pairwise-Node": self.node_name}
@@ -188,8 +190,8 @@ class InferenceService:
             if plan.too_small:  # copies there are, but none whose window holds the request
                 message = plan.too_small_text(requested)
                 self._record_unserved(api, requested, caller, "failed", message)
-                return json_result(400, error_body(api, message, status=400, kind="context_length_exceeded",
-                                                   param="messages" if messages else None), headers)
+                return json_result(400, error_body(api, message, status=400, param="messages" if messages else None),
+                                   headers)
             if plan.refused:
                 message = f"model '{requested}' cannot be served here: {plan.refusal_text()}"
                 self._record_unserved(api, requested, caller, "refused", message)
@@ -230,6 +232,8 @@ class InferenceService:
         limited: list[RequesterLimitError] = []
         started_ns = time.monotonic_ns()
         for upstream, target, upstream_body in bodies:
+            if target == "ollama" and plan.size is not None:
+                upstream_body = with_window(upstream, plan.model, plan.size, upstream_body)
             request = UpstreamRequest(
                 api=target, operation=operation, stream=stream, client_api=api, body=upstream_body,
                 requester=caller.requester.app or "", requester_key=caller.requester.key or "",

@@ -53,7 +53,7 @@ async def ps(request: web.Request) -> web.StreamResponse:
     expires = (datetime.now(UTC) + timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
     models = [{"name": m, "model": m, "size": _SIZE, "digest": _digest(m), "details": _details(),
                "expires_at": expires, "size_vram": 0,
-               **({"context_length": published(opts)} if published(opts) else {})}
+               **({"context_length": opts.loaded_window or published(opts)} if published(opts) else {})}
               for m in opts.models]
     return await json_reply(request, {"models": models})
 
@@ -136,8 +136,10 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
     raw_options = body.get("options")
     options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
     opts = state_of(request).opts
-    if opts.context_window is not None and isinstance(options.get("num_ctx"), int):  # the caller's window
-        opts = TinyModelOptions(**{**opts.as_dict(), "context_window": min(options["num_ctx"], opts.context_window)})
+    if opts.context_window is not None:  # the caller's num_ctx, else the loaded window, up to the trained one
+        asked = options.get("num_ctx") if isinstance(options.get("num_ctx"), int) else opts.loaded_window
+        opts = TinyModelOptions(**{**opts.as_dict(), "context_window": min(asked or opts.context_window,
+                                                                           opts.context_window)})
     too_long = refusal(opts, count_tokens(prompt), options.get("num_predict"))
     if too_long is not None:
         return too_long

@@ -37,6 +37,7 @@ class TinyModelOptions:
     # (unless publish_window is off) and a longer request is refused in too_long_style's words.
     context_window: int | None = None
     publish_window: bool = True
+    loaded_window: int | None = None  # Ollama API: the context /api/ps reports and a request without num_ctx gets
     window_in_props: bool = False  # as llama.cpp's server: the window in GET /props, not in /v1/models
     too_long_style: str = "llamacpp"  # llamacpp | vllm | tgi | ollama
 

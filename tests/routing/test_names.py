@@ -112,3 +112,17 @@ def test_affinity_book_is_bounded_and_holds_digests_only() -> None:
     for i in range(5):
         book.remember("m:latest", [{"role": "user", "content": str(i)}], "engine:b")
     assert len(book) == 3 and book.lookup("m:latest", turn2) is None  # the oldest went first
+
+
+def test_windows_from_what_engines_say() -> None:
+    from app.services.backends.windows import context_length_of, llama_props_window, ollama_show_window
+
+    router = {"providers": [{"provider": "a", "context_length": 131072}, {"provider": "b", "context_length": 16384}]}
+    assert context_length_of(router) == 16384  # the router picks the provider: the smallest is what counts
+    assert context_length_of({"max_model_len": 32768}) == 32768 and context_length_of({"meta": {"n_ctx": 8}}) == 8
+    assert context_length_of({"max_model_len": True}) is None
+    show = {"parameters": "stop <|im_end|>\nnum_ctx 8192\n", "model_info": {"qwen2.context_length": 32768}}
+    assert ollama_show_window(show) == (8192, 32768)
+    assert ollama_show_window({"model_info": {"general.architecture": "x"}}) == (None, None)
+    assert llama_props_window({"default_generation_settings": {"n_ctx": 4096}}) == 4096
+    assert llama_props_window("nope") is None

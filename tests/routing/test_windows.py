@@ -36,3 +36,27 @@ def test_windows_learnt_from_each_engine_kind_and_declared(node_factory: Any, ti
     assert windows(node)[("box", "endpoint-model")] == 4096
     assert "WINDOW" in node.cli("models").stdout
     assert "llama-model (2048)" in node.cli("nodes").stdout and "ol:latest (3000)" in node.cli("nodes").stdout
+
+
+def test_ollama_engine_is_asked_for_the_window_a_long_prompt_needs(node_factory: Any, tiny_factory: Any) -> None:
+    """Ollama cuts a prompt longer than the context it loaded silently; a model trained for more is
+    loaded with a num_ctx that holds the request (the caller's own num_ctx is only a hint)."""
+    import openai
+
+    engine = tiny_factory("--api", "ollama", "--model", "ol:latest", "--context-window", "8192",
+                          "--loaded-window", "1024")
+    node = node_factory("alpha").start()
+    node.cli("engines", "add", "ol", "--url", engine.url, "--api", "ollama")
+    assert windows(node)[("ol", "ol:latest")] == 1024  # what it serves now; it was trained for 8192
+    client = openai.OpenAI(base_url=node.url + "/v1", api_key="x", max_retries=0)
+    short = client.chat.completions.create(model="ol", messages=[{"role": "user", "content": "hi"}], max_tokens=3)
+    assert short.choices[0].message.content and "num_ctx" not in (engine.stats()["last_body"].get("options") or {})
+    long = client.chat.completions.create(model="ol", messages=[{"role": "user", "content": "word " * 1500}],
+                                          max_tokens=3)
+    assert long.choices[0].message.content
+    assert engine.stats()["last_body"]["options"]["num_ctx"] == 3072  # ~2150 tokens, rounded up to 1024s
+    import ollama
+
+    reply = ollama.Client(host=node.url).chat(model="ol", messages=[{"role": "user", "content": "word " * 1500}],
+                                              options={"num_ctx": 512})
+    assert reply.done and engine.stats()["last_body"]["options"]["num_ctx"] == 3072

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,6 +95,20 @@ def test_ctrl_c_stops_the_node_with_pause_on_exit_first(node: tuple[wine.Proc, P
     print(f"Ctrl+C to exit: {time.monotonic() - began:.1f} s")
 
 
+def test_a_restart_keeps_the_history_and_the_name(node: tuple[wine.Proc, Path, str]) -> None:
+    _, home, url = node  # stopped by Ctrl+C above
+    again = wine.Proc("-m", "app", "--home", wine.win(home), "serve", "--listen", url.removeprefix("http://"),
+                      "--cluster-listen", "127.0.0.1:0", "--no-mdns")  # no --name: the saved one
+    try:
+        again.wait_for("the front door", lambda: "serving on" in again.text and (home / "runtime.json").exists())
+        assert f"Pairwise node {NAME} serving on" in again.text
+        jobs = json.loads(wine.pairwise(home, "jobs", "--json").stdout)
+        assert len(jobs) == 2
+        assert again.ctrl_c() == 0
+    finally:
+        again.kill()
+
+
 def test_the_tray_starts_and_quits_under_xvfb(tmp_path: Path) -> None:
     if not os.environ.get("DISPLAY"):
         pytest.skip("no X display (scripts/test-windows.sh starts Xvfb)")
@@ -111,9 +124,3 @@ def test_the_tray_starts_and_quits_under_xvfb(tmp_path: Path) -> None:
     finally:
         tray.kill()
 
-
-def test_a_non_utf8_locale_would_have_crashed_the_output() -> None:
-    # The emulation is real: the same print to a pipe, without the node's console setup, fails.
-    result = wine.run("-c", "print('Zoë 工作站')")
-    assert result.returncode != 0 and b"UnicodeEncodeError" in result.stderr
-    assert isinstance(result, subprocess.CompletedProcess)

@@ -22,6 +22,7 @@ from app.services.backends.windows import positive_int
 BYTES_PER_TOKEN = 3.5
 PER_MESSAGE = 4
 PER_IMAGE = 768  # what vision models commonly spend on one image tile set
+WINDOW_STEP = 1024  # a num_ctx asked of Ollama is rounded up to this, so close sizes share one load
 
 # How engines refuse a prompt longer than their window, before the first byte.
 TOO_LONG = re.compile("|".join((
@@ -101,15 +102,40 @@ def estimate(body: dict[str, Any]) -> RequestSize:
     return RequestSize(prompt=prompt, answer=asked or 0, num_ctx=positive_int(options.get("num_ctx")))
 
 
-def window_for(upstream: Upstream, canonical: str, size: RequestSize) -> int | None:
-    """The window this request would have on the copy: an Ollama engine takes the caller's num_ctx
-    (up to the model's trained length); every other engine has the window it was started with."""
-    window = upstream.window(canonical)
-    if size.num_ctx is None or upstream.kind != "engine" or upstream.api_for("ollama") != "ollama":
-        return window
+def _ollama_engine(upstream: Upstream) -> bool:
+    return upstream.kind == "engine" and upstream.api_for("ollama") == "ollama"
+
+
+def _trained(upstream: Upstream, canonical: str) -> int | None:
     entry = upstream.entry_for(canonical)
-    trained = positive_int(entry.details.get("trained_context_length")) if entry is not None else None
-    return min(size.num_ctx, trained) if trained else size.num_ctx
+    return positive_int(entry.details.get("trained_context_length")) if entry is not None else None
+
+
+def window_for(upstream: Upstream, canonical: str, size: RequestSize) -> int | None:
+    """The window this request can have on the copy: an Ollama engine loads a model with the num_ctx a
+    request asks for, up to its trained length (``with_window`` asks for it); every other engine has the
+    window it was started with, as does a copy whose window the user declared."""
+    window = upstream.window(canonical)
+    if not _ollama_engine(upstream) or upstream.declared_window is not None:
+        return window
+    trained = _trained(upstream, canonical)
+    return max(window or 0, trained or 0) or None
+
+
+def with_window(upstream: Upstream, canonical: str, size: RequestSize, body: dict[str, Any]) -> dict[str, Any]:
+    """The body for an Ollama engine, with a num_ctx that holds the request when the one it would get
+    (the caller's, else the copy's usual window) is too small: Ollama would cut the prompt silently."""
+    if not _ollama_engine(upstream) or upstream.declared_window is not None:
+        return body
+    usual = size.num_ctx or upstream.window(canonical)
+    if usual is None or size.total <= usual:
+        return body
+    wanted = math.ceil(size.total / WINDOW_STEP) * WINDOW_STEP
+    trained = _trained(upstream, canonical)
+    raw = body.get("options")
+    options = dict(raw) if isinstance(raw, dict) else {}
+    options["num_ctx"] = min(wanted, trained) if trained else wanted
+    return {**body, "options": options}
 
 
 def holds(upstream: Upstream, canonical: str, size: RequestSize) -> tuple[bool, int | None]:

