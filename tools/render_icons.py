@@ -1,11 +1,11 @@
-"""Render app/resources/icons/*.svg to PNGs at 16, 32, 64 and 256 px, and the app icon for Windows
+"""Render resources/icons/*.svg to PNGs at 16, 32, 64 and 256 px, and the app icon for Windows
 (``pairwise.ico``) and macOS (``pairwise.icns``); run after editing an SVG:
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/render_icons.py
 
 Both icon formats are a small header and a table of PNG images (Windows Vista and later read PNG
 entries in .ico; macOS 10.7 and later read PNG entries in .icns), packed here by hand, so neither
-Pillow nor the build needs anything more than what is committed in app/resources/icons/.
+Pillow nor the build needs anything more than what is committed in resources/icons/.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def render_app_icons(svg: Path) -> list[Path]:
 
 def main() -> int:
     QGuiApplication(sys.argv)
-    for svg in sorted((ROOT / "app" / "resources" / "icons").glob("*.svg")):
+    for svg in sorted((ROOT / "resources" / "icons").glob("*.svg")):
         outputs = render(svg) + (render_app_icons(svg) if svg.stem == APP_ICON else [])
         for out in outputs:
             print(out.relative_to(ROOT))

@@ -1,9 +1,11 @@
-"""Where the tray finds its icons: ``app/resources/`` (package data, so an installed wheel has them), or inside a PyInstaller
-bundle (``sys._MEIPASS``). Icons are SVG with PNG renderings beside them (PNG first: some tray
+"""Where the tray finds its icons: the checkout's top-level ``resources/``, an installed wheel's
+``<prefix>/share/pairwise/`` (its data files; the user base for ``pip install --user``), or inside a
+PyInstaller bundle (``sys._MEIPASS``). Icons are SVG with PNG renderings beside them (PNG first: some tray
 hosts cannot draw SVG)."""
 
 from __future__ import annotations
 
+import site
 import sys
 from functools import cache
 from pathlib import Path
@@ -18,7 +20,14 @@ def resources_dir() -> Path:
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         return Path(bundle) / "resources"
-    return Path(__file__).resolve().parents[1] / "resources"
+    checkout = Path(__file__).resolve().parents[2] / "resources"
+    if checkout.is_dir():
+        return checkout
+    for base in (sys.prefix, site.getuserbase()):
+        installed = Path(base) / "share" / "pairwise"
+        if installed.is_dir():
+            return installed
+    return checkout
 
 
 def icon_path(stem: str, ext: str = "svg", size: int | None = None) -> Path:

@@ -7,9 +7,9 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 DATA="${XDG_DATA_HOME:-$HOME/.local/share}"
 CONFIG="${XDG_CONFIG_HOME:-$HOME/.config}"
 install -Dm644 "$HERE/pairwise.desktop" "$DATA/applications/pairwise.desktop"
-install -Dm644 "$ROOT/app/resources/icons/pairwise.svg" "$DATA/icons/hicolor/scalable/apps/pairwise.svg"
+install -Dm644 "$ROOT/resources/icons/pairwise.svg" "$DATA/icons/hicolor/scalable/apps/pairwise.svg"
 for size in 16 32 64 256; do
-    install -Dm644 "$ROOT/app/resources/icons/pairwise-$size.png" "$DATA/icons/hicolor/${size}x${size}/apps/pairwise.png"
+    install -Dm644 "$ROOT/resources/icons/pairwise-$size.png" "$DATA/icons/hicolor/${size}x${size}/apps/pairwise.png"
 done
 if [ "${1:-}" = "--autostart" ]; then
     install -Dm644 "$HERE/pairwise-autostart.desktop" "$CONFIG/autostart/pairwise.desktop"

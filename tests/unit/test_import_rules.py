@@ -33,7 +33,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("node", ("app.services.node",)),
     ("api", ("app.services.api",)),
     ("compose", ("app.services.bootstrap",)),
-    ("entry", ("app.ui", "app.cli", "app.cli_", "app.control_client", "app.__main__", "app.resources")),
+    ("entry", ("app.ui", "app.cli", "app.cli_", "app.control_client", "app.__main__")),
 ]
 # Test doubles and tools, outside the house: they may use it, it never imports them (but the demo).
 TOOLS = ("app.simulator", "app.tinymodel", "app.harness")
