@@ -6,6 +6,7 @@ from app.environment import reread_environment
 from app.home import Home
 from app.services.api import NodeApi
 from app.services.api.routes import control_routes
+from app.services.batch import attach_batch
 from app.services.cluster.attach import attach_cluster
 from app.services.hf import attach_hf
 from app.services.keys.attach import attach_requesters
@@ -23,5 +24,6 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node.hf, node.hf_rented = attach_hf(node)  # after rented: its lifecycle drives the rented nodes
     node.requesters = attach_requesters(node)
     node.cluster = attach_cluster(node)
+    node.batches = attach_batch(node)
     node.extra_control_routes.extend(control_routes(NodeApi(node)))  # every action, as the tray has them
     return node
