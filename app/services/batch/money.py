@@ -149,8 +149,15 @@ class BatchMoney:
             log.warning("batch budget: could not stop rented node %s: %s", name, exc.message)
 
     def finished(self, batch_id: str) -> None:
-        """The batch ended: its cost is frozen (a later use of the same endpoint is not the batch's)."""
+        """The batch ended: the window rented for it stops (if no one else used it), and its cost is
+        frozen (a later use of the same endpoint is not the batch's)."""
         internal = self.service.internal(batch_id)
+        window = internal.get("rented_window")
+        since = (internal.get("rented_since") or {}).get(window, time.time())
+        if window and self._sole_user(batch_id, window, since):
+            task = asyncio.ensure_future(self._pause(window))
+            self._pauses.add(task)
+            task.add_done_callback(self._pauses.discard)
         final = {name: max(0.0, (self._spent(name) or baseline) - baseline)
                  for name, baseline in (internal.get("rented_baseline") or {}).items()}
         if final:

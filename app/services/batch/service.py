@@ -135,7 +135,10 @@ class BatchService:
 
     def create(self, *, input_file_id: Any, endpoint: Any, completion_window: Any = DEFAULT_WINDOW,
                metadata: Any = None, requester: Requester, allow_off_lan: bool = True,
-               off_lan_rule: str = "setting off_lan: deny", key_models: list[str] | None = None) -> BatchObject:
+               off_lan_rule: str = "setting off_lan: deny", key_models: list[str] | None = None,
+               rented_window: str | None = None) -> BatchObject:
+        """A batch of the lines of an uploaded file; ``rented_window``: the batch window rented for
+        it (``batch run --rent``), which the batch stops when it ends, if no one else used it."""
         if not isinstance(input_file_id, str) or self.store.file(input_file_id) is None:
             raise BatchNotFound(f"No such File object: {str(input_file_id)[:80]}", title="No such file")
         if self.store.file(input_file_id)["purpose"] != "batch":  # type: ignore[index]
@@ -163,7 +166,8 @@ class BatchService:
         }
         internal: dict[str, Any] = {"requester": requester.to_json(), "allow_off_lan": allow_off_lan,
                                     "off_lan_rule": off_lan_rule, "key_models": key_models or [],
-                                    "budget_usd": budget, "deadline_at": deadline_at}
+                                    "budget_usd": budget, "deadline_at": deadline_at,
+                                    "rented_window": rented_window}
         self.store.add_batch(batch_id, now, "validating", record, internal)
         self._launch(batch_id)
         return self.view(batch_id)
@@ -238,6 +242,14 @@ class BatchService:
         if task is not None:
             await asyncio.shield(task)
         return self.view(batch_id)
+
+    def measured_rate(self, upstream_key: str) -> float | None:
+        """Lines per second a run of this node measured on that copy lately, if one did."""
+        for run in self.runs.values():
+            rate = run.rates.get(upstream_key)
+            if rate is not None and rate.finished:
+                return rate.rates()[0]
+        return None
 
     # -- what a run asks -------------------------------------------------------------------------------------
 
