@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from app.services.backends.base import Upstream
 from app.services.batch.shapes import duration_s
 from app.services.errors import ConfigError, PairwiseError
+from app.services.hf.jobs_lifecycle import is_hf_job
 from app.services.jobs.records import Workload
 
 if TYPE_CHECKING:
@@ -136,15 +137,15 @@ class BatchMoney:
 
     async def _pause(self, name: str) -> None:
         """Stop the billing of a rented node only this batch used: pause an endpoint, end a window."""
+        manager = self.node.rented
         try:
-            if self.node.hf_rented is not None:
-                try:
-                    await self.node.hf_rented.pause(name)
-                    return
-                except ConfigError:
-                    pass  # a batch window: it cannot pause, it is stopped
-            if self.node.hf_jobs is not None:
-                await self.node.hf_jobs.stop(name)
+            if manager is None or name not in manager.nodes:
+                return
+            if is_hf_job(manager.get(name)):
+                if self.node.hf_jobs is not None:
+                    await self.node.hf_jobs.stop(name)
+            elif self.node.hf_rented is not None and manager.get(name).decl.lifecycle.managed:
+                await self.node.hf_rented.pause(name)
         except PairwiseError as exc:
             log.warning("batch budget: could not stop rented node %s: %s", name, exc.message)
 
