@@ -119,8 +119,9 @@ def describe_plan(plan: dict[str, Any]) -> str:
     for copy in plan["copies"]:
         lines.append(f"  copy:     {copy['copy']} ({copy['kind']}): {copy['lines_per_s']:.2f} lines/s "
                      f"(measured by {copy['measured_by']})")
-    lines.append(f"  here:     {duration(plan['local_time_s'])} at {plan['lines_per_s']:.2f} lines/s")
-    if plan["deadline_s"] is not None:
+    if plan["copies"]:
+        lines.append(f"  here:     {duration(plan['local_time_s'])} at {plan['lines_per_s']:.2f} lines/s")
+    if plan["deadline_s"] is not None and plan["meets_deadline"] is not None:
         met = "met" if plan["meets_deadline"] else "NOT met"
         lines.append(f"  deadline: {duration(plan['deadline_s'])}: {met} on the cluster as it is")
     rent = plan.get("rent")

@@ -63,3 +63,16 @@ def test_cancel_keeps_the_done_lines(node_factory: Any, tiny_factory: Any, tmp_p
     assert all(line["response"]["status_code"] == 200 for line in out)
     assert {line["error"]["code"] for line in errors} == {"batch_cancelled"}
     assert sorted(line["custom_id"] for line in out + errors) == sorted(f"req-{i}" for i in range(200))
+
+
+def test_lines_not_done_within_the_completion_window_expire(node_factory: Any, tiny_factory: Any,
+                                                             tmp_path: Path) -> None:
+    node, _, _ = two_engines(node_factory, tiny_factory, fast_delay=0.3, slow_delay=0.3, capacity=2)
+    client = client_of(node)
+    batch = upload_and_create(client, write_input(tmp_path, chat_lines(200)), window="3s")
+    done = wait_final(client, batch.id)
+    assert done.status == "expired" and done.expired_at is not None and done.expires_at == done.created_at + 3
+    out, errors = results(client, done.output_file_id), results(client, done.error_file_id)
+    assert errors and {line["error"]["code"] for line in errors} == {"batch_expired"}
+    assert sorted(line["custom_id"] for line in out + errors) == sorted(f"req-{i}" for i in range(200))
+    assert done.request_counts is not None and done.request_counts.completed == len(out)

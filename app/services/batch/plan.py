@@ -120,7 +120,11 @@ async def plan_batch(service: BatchService, content: bytes, *, deadline_s: float
         "lines_per_s": round(rate, 3), "local_time_s": round(local_time, 1) if local_time is not None else None,
         "deadline_s": deadline_s, "meets_deadline": meets, "rent": None, "rent_note": None,
     }
-    if meets is False and deadline_s is not None and model is not None:
+    if requests and not copies:
+        result["meets_deadline"] = None
+        result["rent_note"] = (f"no engine or peer of the cluster serves '{model}' now (pairwise nodes lists what "
+                               "each serves); a rented node that does would serve it at its own rate")
+    elif meets is False and deadline_s is not None and model is not None:
         result["rent"], result["rent_note"] = await _rent_option(service, model, deadline_s, budget_usd)
     return result
 

@@ -177,6 +177,9 @@ class BatchService:
         counts = self.store.counts(batch_id)
         run = self.runs.get(batch_id)
         rate = run.lines_per_s() if run else 0.0
+        ended_at = record.get("completed_at") or record.get("cancelled_at") or record.get("expired_at")
+        if ended_at and record.get("in_progress_at"):  # an ended batch: its rate over the whole run
+            rate = counts.done / max(1, ended_at - record["in_progress_at"])
         copies = [r.row(n) for r, n in run.copy_rows()] if run else []
         cost = self.money.cost(batch_id, internal)
         progress: PairwiseProgress = {
