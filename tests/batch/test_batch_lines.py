@@ -107,7 +107,7 @@ def test_the_batch_leaves_headroom_for_interactive_requests(node_factory: Any, t
                                                             tmp_path: Path) -> None:
     node, tiny = one_engine(node_factory, tiny_factory, "--first-byte-delay-s", "0.2", capacity=4)
     client = client_of(node)
-    batch = upload_and_create(client, write_input(tmp_path, chat_lines(40)))
+    batch = upload_and_create(client, write_input(tmp_path, chat_lines(300)))
     wait_until(lambda: tiny.stats()["in_flight"] == 3, 30, "the batch to fill its share (capacity 4 - headroom 1)")
     seen = [tiny.stats()["in_flight"] for _ in range(20)]
     assert max(seen) <= 3  # never the whole engine: one slot stays for apps
@@ -115,4 +115,5 @@ def test_the_batch_leaves_headroom_for_interactive_requests(node_factory: Any, t
                         json={"model": "tiny", "messages": [{"role": "user", "content": "now"}], "max_tokens": 2})
     assert answer.status_code == 200
     assert client.batches.retrieve(batch.id).status == "in_progress"  # served while the batch ran
-    assert wait_final(client, batch.id).request_counts.completed == 40  # type: ignore[union-attr]
+    client.batches.cancel(batch.id)
+    assert wait_final(client, batch.id).status == "cancelled"

@@ -15,6 +15,10 @@ What a line's answer means for it:
 - 403 from the copy it was pinned to (the copy became ineligible: paused, at its cap, off-LAN
   denied): the line goes back to the queue for another copy, and that copy is left.
 - any other status (400, 404, 413, ...): permanent, to the error file at once.
+
+Lines whose model no copy may serve (every copy refused the batch) wait ``NO_COPY_GRACE_S`` for one
+to come back, then end in the error file with the refusals; at once when the batch left its rented
+copies at its budget and no other copy serves the model.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 REPLAN_S = 1.0  # how often the run looks again for copies (a peer that joined, a rented window up)
 ROOM_POLL_S = 0.02  # a copy without room for the batch is looked at again this soon
+NO_COPY_GRACE_S = 300.0  # lines of a model no copy may serve wait this long for one, then end in the error file
 
 
 def error_line(custom_id: str | None, code: str, message: str) -> OutputLine:
@@ -74,6 +79,7 @@ class BatchRun:
         self.left: set[str] = set()  # copies this run stopped using (ineligible, or rented after the budget)
         self.rates: dict[str, CopyRate] = {}
         self.copies: dict[str, Upstream] = {}
+        self.without_copy: dict[str, float] = {}  # model -> since when no copy may serve it
         self.wake = asyncio.Event()
         self.stop_taking = False
 
@@ -130,8 +136,14 @@ class BatchRun:
                     # No node serves it: the node's own answer (404, listing the models) for each line.
                     self._spawn(model, None, 1)
                 elif not self._workers_for(model):
-                    self.service.no_copy(self.batch_id, model, plan.refusal_text(), self)
+                    # A copy may come back (a window loading, an endpoint waking): wait a while first,
+                    # unless the batch itself left the rented ones at its budget.
+                    first = self.without_copy.setdefault(model, time.monotonic())
+                    if self.service.internal(self.batch_id).get("rented_stopped") or \
+                            time.monotonic() - first >= NO_COPY_GRACE_S:
+                        self.service.no_copy(self.batch_id, model, plan.refusal_text(), self)
                 continue
+            self.without_copy.pop(model, None)
             for upstream in copies:
                 self.copies[upstream.key] = upstream
                 self._spawn(model, upstream, share(upstream))
