@@ -106,7 +106,7 @@ class Node:
         self.requesters: RequesterService | None = None  # keys, per-requester limits, the LAN door
         self.batches: BatchService | None = None  # the OpenAI Files and Batch APIs
         self.extra_control_routes: list[ControlRoute] = []
-        self.extra_door_routes: list[ControlRoute] = []  # API routes of a feature at both doors (/v1/batches)
+        self.extra_door_routes: list[ControlRoute] = []  # a feature's API routes at the loopback door (/v1/batches)
         # Checks the loopback front door runs after its loopback rule (the keys feature's optional key).
         self.door_checks: list[DoorCheck] = []
         self.stop_first: list[tuple[str, StopHook]] = []

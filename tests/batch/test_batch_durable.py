@@ -46,6 +46,8 @@ def test_sigkill_at_random_points_loses_and_repeats_no_line(node_factory: Any, t
     assert done.error_file_id is None
     ids = [line["custom_id"] for line in out]
     assert len(ids) == total and set(ids) == {f"req-{i}" for i in range(total)}
+    copies = {row["copy"]: row["done"] for row in done.model_extra["pairwise"]["copies"]}  # type: ignore[index]
+    assert set(copies) == {"fast", "slow"} and sum(copies.values()) == total  # counted across the restarts
 
 
 def test_cancel_keeps_the_done_lines(node_factory: Any, tiny_factory: Any, tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 A batch's lines are spread over every copy of their model (local engines, peers, rented nodes by
 their policies), each copy kept at its share of its capacity and below interactive requests,
 durable across a crash, within a deadline and a budget. ``attach_batch(node)`` gives a node the
-front door's ``/v1/files`` and ``/v1/batches`` (``routes.py``) and resumes its batches at start.
+loopback front door's ``/v1/files`` and ``/v1/batches`` (``routes.py``; not the LAN door's: a batch
+holds its prompts and answers, and a LAN key would see every batch of the node) and resumes its
+batches at start.
 """
 
 from __future__ import annotations

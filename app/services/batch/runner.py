@@ -195,7 +195,8 @@ class BatchRun:
             completion = (job.completion_tokens or 0) if job else 0
             label = upstream.display_name() if upstream else (job.serving_node or "?") if job else "?"
             if self.service.store.finish_line(self.batch_id, request.index, "done",
-                                              answer_line(request.custom_id, result), label, prompt, completion):
+                                              answer_line(request.custom_id, result), label, prompt, completion,
+                                              upstream.kind if upstream else "engine"):
                 if upstream is not None:
                     self._rate(upstream).finish(prompt + completion)
                     self.service.served(self.batch_id, upstream, job, time.monotonic() - began)

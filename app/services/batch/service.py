@@ -25,6 +25,7 @@ from app.services.batch.shapes import (
     ENDPOINTS,
     BatchErrorItem,
     BatchObject,
+    CopyRow,
     FileObject,
     OutputLine,
     PairwiseProgress,
@@ -141,7 +142,8 @@ class BatchService:
         it (``batch run --rent``), which the batch stops when it ends, if no one else used it."""
         if not isinstance(input_file_id, str) or self.store.file(input_file_id) is None:
             raise BatchNotFound(f"No such File object: {str(input_file_id)[:80]}", title="No such file")
-        if self.store.file(input_file_id)["purpose"] != "batch":  # type: ignore[index]
+        found = self.store.file(input_file_id) if isinstance(input_file_id, str) else None
+        if found is not None and found["purpose"] != "batch":
             raise BatchInvalid(f"file {input_file_id} is a batch's output, not an input (purpose 'batch')")
         if not isinstance(endpoint, str) or endpoint not in ENDPOINTS:
             raise BatchInvalid(f"endpoint must be one of {', '.join(ENDPOINTS)}, not {str(endpoint)[:80]!r}")
@@ -180,7 +182,7 @@ class BatchService:
         ended_at = record.get("completed_at") or record.get("cancelled_at") or record.get("expired_at")
         if ended_at and record.get("in_progress_at"):  # an ended batch: its rate over the whole run
             rate = counts.done / max(1, ended_at - record["in_progress_at"])
-        copies = [r.row(n) for r, n in run.copy_rows()] if run else []
+        copies = self._copies(batch_id, run)
         cost = self.money.cost(batch_id, internal)
         progress: PairwiseProgress = {
             "done": counts.done + counts.error, "pending": counts.pending, "lines_per_s": round(rate, 3),
@@ -201,6 +203,18 @@ class BatchService:
             "pairwise": progress,
         }
         return batch
+
+    def _copies(self, batch_id: str, run: BatchRun | None) -> list[CopyRow]:
+        """Each copy's lines done (from the store, so they survive a restart) and its rate now."""
+        rows = {row["copy"]: row for row in ([r.row(n) for r, n in run.copy_rows()] if run else [])}
+        for label, done in self.store.done_by_copy(batch_id).items():
+            row = rows.get(label)
+            if row is None:
+                rows[label] = {"copy": label, "kind": self.store.kind_of(batch_id, label), "done": done,
+                               "lines_per_s": 0.0, "tokens_per_s": 0.0, "in_flight": 0}
+            else:
+                row["done"] = done
+        return sorted(rows.values(), key=lambda r: -r["done"])
 
     def page(self, *, after: str | None = None, limit: int = 20) -> dict[str, Any]:
         ids = self.store.batch_ids()

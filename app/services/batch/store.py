@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS batches (
 );
 CREATE TABLE IF NOT EXISTS lines (
     batch_id TEXT NOT NULL, idx INTEGER NOT NULL, custom_id TEXT, model TEXT, api TEXT, operation TEXT,
-    body TEXT, state TEXT NOT NULL, result TEXT, copy TEXT, prompt_tokens INTEGER, completion_tokens INTEGER,
+    body TEXT, state TEXT NOT NULL, result TEXT, copy TEXT, copy_kind TEXT, prompt_tokens INTEGER,
+    completion_tokens INTEGER,
     attempts INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (batch_id, idx)
 );
 CREATE INDEX IF NOT EXISTS lines_state ON lines(batch_id, state);
@@ -173,13 +174,13 @@ class BatchStore:
         return [Request(idx, cid, api, op, model, json.loads(body)) for idx, cid, api, op, model, body in rows]
 
     def finish_line(self, batch_id: str, index: int, state: LineState, result: OutputLine, copy: str | None,
-                    prompt_tokens: int = 0, completion_tokens: int = 0) -> bool:
+                    prompt_tokens: int = 0, completion_tokens: int = 0, copy_kind: str | None = None) -> bool:
         """The line's answer (or final error) and its end, in one statement; False when it had
         already ended (then nothing changes: the first answer stands)."""
         cursor = self._db.execute(
-            "UPDATE lines SET state=?, result=?, copy=?, prompt_tokens=?, completion_tokens=? "
+            "UPDATE lines SET state=?, result=?, copy=?, copy_kind=?, prompt_tokens=?, completion_tokens=? "
             "WHERE batch_id=? AND idx=? AND state='pending'",
-            (state, json.dumps(result), copy, prompt_tokens, completion_tokens, batch_id, index))
+            (state, json.dumps(result), copy, copy_kind, prompt_tokens, completion_tokens, batch_id, index))
         return cursor.rowcount == 1
 
     def count_attempt(self, batch_id: str, index: int) -> None:
@@ -210,6 +211,11 @@ class BatchStore:
         rows = self._db.execute("SELECT copy, count(*) FROM lines WHERE batch_id=? AND state='done' GROUP BY copy",
                                 (batch_id,)).fetchall()
         return {copy or "?": number for copy, number in rows}
+
+    def kind_of(self, batch_id: str, copy: str) -> str:
+        row = self._db.execute("SELECT copy_kind FROM lines WHERE batch_id=? AND copy=? AND copy_kind IS NOT NULL "
+                               "LIMIT 1", (batch_id, copy)).fetchone()
+        return str(row[0]) if row else "?"
 
     def results(self, batch_id: str, state: LineState) -> bytes:
         rows = self._db.execute("SELECT result FROM lines WHERE batch_id=? AND state=? ORDER BY idx",

@@ -120,10 +120,10 @@ def build_frontdoor(node: Node, *, lan_door: Middleware | None = None) -> web.Ap
     app.router.add_post("/v1/completions", inference("openai", "complete"))
     app.router.add_post("/v1/embeddings", inference("openai", "embed"))
     add_inventory_routes(app, node)
-    for method, path, handler in node.extra_door_routes:
-        app.router.add_route(method, path, handler)
     if lan_door:
         return app
+    for method, path, handler in node.extra_door_routes:  # loopback only: batches hold the user's prompts
+        app.router.add_route(method, path, handler)
 
     from app.services.frontdoor.control import add_control_routes
 
