@@ -179,10 +179,12 @@ class BatchService:
         counts = self.store.counts(batch_id)
         run = self.runs.get(batch_id)
         rate = run.lines_per_s() if run else 0.0
+        copies = self._copies(batch_id, run, None)
         ended_at = record.get("completed_at") or record.get("cancelled_at") or record.get("expired_at")
-        if ended_at and record.get("in_progress_at"):  # an ended batch: its rate over the whole run
-            rate = counts.done / max(1, ended_at - record["in_progress_at"])
-        copies = self._copies(batch_id, run)
+        if ended_at and record.get("in_progress_at"):  # an ended batch: its rates over the whole run
+            ran_s = max(1, ended_at - record["in_progress_at"])
+            rate = counts.done / ran_s
+            copies = self._copies(batch_id, run, ran_s)
         cost = self.money.cost(batch_id, internal)
         progress: PairwiseProgress = {
             "done": counts.done + counts.error, "pending": counts.pending, "lines_per_s": round(rate, 3),
@@ -204,8 +206,9 @@ class BatchService:
         }
         return batch
 
-    def _copies(self, batch_id: str, run: BatchRun | None) -> list[CopyRow]:
-        """Each copy's lines done (from the store, so they survive a restart) and its rate now."""
+    def _copies(self, batch_id: str, run: BatchRun | None, ran_s: float | None) -> list[CopyRow]:
+        """Each copy's lines done (from the store, so they survive a restart) and its rate now, or
+        over the whole run (``ran_s``) once the batch ended."""
         rows = {row["copy"]: row for row in ([r.row(n) for r, n in run.copy_rows()] if run else [])}
         for label, done in self.store.done_by_copy(batch_id).items():
             row = rows.get(label)
@@ -214,6 +217,8 @@ class BatchService:
                                "lines_per_s": 0.0, "tokens_per_s": 0.0, "in_flight": 0}
             else:
                 row["done"] = done
+            if ran_s:
+                rows[label]["lines_per_s"] = round(done / ran_s, 3)
         return sorted(rows.values(), key=lambda r: -r["done"])
 
     def page(self, *, after: str | None = None, limit: int = 20) -> dict[str, Any]:
