@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Any]:
     """Command groups that live in their own modules."""
     from app import (
+        cli_batch,
         cli_cluster,
         cli_demo,
         cli_hf,
@@ -113,7 +114,8 @@ def _extensions() -> list[Any]:
 
     # cli_rented_hf adds create/pause/resume/delete to the `rented` group, so it comes after cli_rented.
     return [cli_sim.register, cli_hf.register, cli_rented.register, cli_rented_hf.register, cli_demo.register,
-            cli_cluster.register, cli_keys.register, cli_settings.register, cli_models.register]
+            cli_cluster.register, cli_keys.register, cli_settings.register, cli_models.register,
+            cli_batch.register]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,6 +61,8 @@ class Home:
     rented_meter.json    rented nodes' cost totals from before spend accounts were shared (read once,
                          then removed; spend now lives in the shared spend dir, rented/spend.py)
     hf_endpoints.json    Hugging Face endpoints this node created
+    batches/             batches (batches.db) and their input, output and error files (files/): the user's
+                         data, kept until the batch or the file is deleted
     """
 
     root: Path
@@ -125,6 +127,10 @@ class Home:
     @property
     def hf_endpoints_file(self) -> Path:
         return self.root / "hf_endpoints.json"
+
+    @property
+    def batches_dir(self) -> Path:
+        return self.root / "batches"
 
     @property
     def firstrun_file(self) -> Path:

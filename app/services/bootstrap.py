@@ -7,6 +7,7 @@ from app.home import Home
 from app.services.api import NodeApi
 from app.services.api.models import ModelsApi, models_routes
 from app.services.api.routes import control_routes
+from app.services.batch import attach_batch
 from app.services.cluster.attach import attach_cluster
 from app.services.hf import attach_hf
 from app.services.keys.attach import attach_requesters
@@ -24,6 +25,7 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node.hf, node.hf_rented = attach_hf(node)  # after rented: its lifecycle drives the rented nodes
     node.requesters = attach_requesters(node)
     node.cluster = attach_cluster(node)
+    node.batches = attach_batch(node)
     node.extra_control_routes.extend(control_routes(NodeApi(node)))  # every action, as the tray has them
     node.extra_control_routes.extend(models_routes(ModelsApi(node)))  # names and windows (`pairwise models`)
     return node

@@ -11,7 +11,8 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── NodeAlreadyRunning        node.py: another node holds this home
     │   ├── HomeTooOpen               home.py: the home is readable by other users
     │   ├── DatabaseDamaged           jobs/store.py: state.db cannot be read (set it aside to start afresh)
-    │   └── PortTaken                 a listener's address is held by another program (names it and the way on)
+    │   ├── PortTaken                 a listener's address is held by another program (names it and the way on)
+    │   └── BatchInvalid              batch/service.py: a batch or file the Batch API refuses (400)
     ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
     ├── Untranslatable                translate/refusal.py: a field that cannot cross to the upstream's API (400)
     ├── BodyError                     frontdoor/body.py: a request body refused (413, 400), with its status
@@ -19,12 +20,14 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── NoCredentialStore         secrets.py: no OS credential store on this machine (headless)
     │   └── HfAuthError               hf/errors.py: Hugging Face refused the token
     ├── NotFound                      an engine, node, model or endpoint that does not exist
-    │   └── HfNotFound                hf/errors.py: not found on Hugging Face
+    │   ├── HfNotFound                hf/errors.py: not found on Hugging Face
+    │   └── BatchNotFound             batch/service.py: no such batch (or input file)
     ├── FeatureMissing                a feature (cluster, rented nodes, Hugging Face) is not attached here
     ├── RefusedError                  refused by policy (loopback rule, sharing off, budget...)
     │   ├── HfPermissionError         hf/errors.py: the token lacks a permission
     │   ├── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
-    │   └── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain
+    │   ├── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain
+    │   └── BatchConflict             batch/service.py: not in this batch's state (cancel a completed one) (409)
     ├── UpstreamError                 an upstream failed before its answer was committed: fail over
     │   ├── UpstreamTimeout           no first byte within the upstream's first-byte timeout
     │   ├── UpstreamCut               the upstream's connection broke mid-stream (after its first byte)

@@ -42,6 +42,9 @@ from app.services.translate.validate import InvalidRequest, validate_request
 
 log = logging.getLogger(__name__)
 
+# On the 503 of a request pinned to one copy that cannot serve it now (a batch then uses another).
+PIN_GONE_HEADER = "X-Pairwise-Pin-Gone"
+
 
 @dataclass
 class InferenceResult:
@@ -173,7 +176,11 @@ class InferenceService:
                                 origin_node=caller.origin_node, origin_node_id=caller.origin_node_id)
         self.tracker.finish(job, state, error=error)
 
-    async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller) -> InferenceResult:
+    async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller, *,
+                  pin: str | None = None) -> InferenceResult:
+        """``pin``: the key of the one upstream to ask (a batch spreads its lines over the copies
+        itself); the plan's rules still apply to it, and when it is not among the plan's candidates
+        the answer is a 503 with ``PIN_GONE_HEADER``."""
         headers = self.base_headers()
         try:
             validate_request(api, operation, body)
@@ -186,6 +193,12 @@ class InferenceService:
         model = canonical_model(requested.strip())
         messages = body.get("messages") if operation == "chat" else None
         plan = await self.plan_for(model, caller, estimate(body), self.affinity.lookup(model, messages))
+        if pin is not None and plan.candidates:
+            plan.candidates = [u for u in plan.candidates if u.key == pin]
+            if not plan.candidates:
+                message = f"model '{requested}' is no longer served by the copy this request was given to"
+                return json_result(503, error_body(api, message, status=503, kind="server_error"),
+                                   {**headers, PIN_GONE_HEADER: pin})
         if not plan.candidates:
             if plan.too_small:  # copies there are, but none whose window holds the request
                 message = plan.too_small_text(requested)

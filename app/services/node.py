@@ -44,6 +44,7 @@ from app.settings import NodeSettings, SettingsStore, parse_host_port
 
 if TYPE_CHECKING:
     from app.services.api.rows import LocalNodeRow, NodeRow, RentedFact
+    from app.services.batch.service import BatchService
     from app.services.cluster.service import ClusterService
     from app.services.hf.jobs_ops import HfJobs
     from app.services.hf.rented_ops import HfRented
@@ -104,7 +105,9 @@ class Node:
         self.hf_jobs: HfJobs | None = None  # batch windows on Hugging Face Jobs (needs ``rented``)
         self.cluster: ClusterService | None = None
         self.requesters: RequesterService | None = None  # keys, per-requester limits, the LAN door
+        self.batches: BatchService | None = None  # the OpenAI Files and Batch APIs
         self.extra_control_routes: list[ControlRoute] = []
+        self.extra_door_routes: list[ControlRoute] = []  # a feature's API routes at the loopback door (/v1/batches)
         # Checks the loopback front door runs after its loopback rule (the keys feature's optional key).
         self.door_checks: list[DoorCheck] = []
         self.stop_first: list[tuple[str, StopHook]] = []

@@ -30,6 +30,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("rented", ("app.services.rented",)),
     ("hf", ("app.services.hf",)),
     ("keys", ("app.services.keys",)),
+    ("batch", ("app.services.batch",)),
     ("node", ("app.services.node",)),
     ("api", ("app.services.api",)),
     ("compose", ("app.services.bootstrap",)),

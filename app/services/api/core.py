@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from app.services.api.batch import BatchApi
 from app.services.api.cluster import ClusterApi
 from app.services.api.first_run import FirstRunApi
 from app.services.api.hf import HfApi
@@ -27,6 +28,7 @@ class NodeApi:
         self.cluster = ClusterApi(node)
         self.keys = KeysApi(node)
         self.first_run = FirstRunApi(node)
+        self.batches = BatchApi(node)
 
     # -- snapshots -------------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ what bootstrap gives the front door.
     rented nodes, Hugging Face, pairing and peers:  see routes_features.py
     batch windows (/hf/jobs):                       see routes_windows.py
     keys, the LAN door, spend by requester:         see routes_keys.py
+    batches (plan, run, list, show, cancel, results): see routes_batch.py
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from app.services.api.core import NodeApi
+from app.services.api.routes_batch import batch_routes
 from app.services.api.routes_features import cluster_routes, hf_routes, rented_routes
 from app.services.api.routes_keys import keys_routes
 from app.services.api.routes_windows import windows_routes
@@ -95,5 +97,5 @@ def control_routes(api: NodeApi) -> list[Route]:
         ("DELETE", "/engines/{name}", engines_remove),
         ("GET", "/settings", settings), ("PUT", "/settings/off_lan", set_off_lan),
         *rented_routes(api.rented), *hf_routes(api.hf, api.rented), *cluster_routes(api.cluster),
-        *windows_routes(api.rented), *keys_routes(api.keys),
+        *windows_routes(api.rented), *keys_routes(api.keys), *batch_routes(api.batches),
     ]

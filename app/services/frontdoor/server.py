@@ -122,6 +122,8 @@ def build_frontdoor(node: Node, *, lan_door: Middleware | None = None) -> web.Ap
     add_inventory_routes(app, node)
     if lan_door:
         return app
+    for method, path, handler in node.extra_door_routes:  # loopback only: batches hold the user's prompts
+        app.router.add_route(method, path, handler)
 
     from app.services.frontdoor.control import add_control_routes
 

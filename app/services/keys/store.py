@@ -72,10 +72,7 @@ class KeyRecord:
         return self.revoked_at is None
 
     def allows_model(self, model: str) -> bool:
-        if not self.models:
-            return True
-        bare = model.removesuffix(":latest")
-        return any(fnmatch.fnmatchcase(model, p) or fnmatch.fnmatchcase(bare, p) for p in self.models)
+        return models_allow(self.models, model)
 
     def public_json(self) -> dict[str, Any]:
         """Everything but the digest (which is no secret, but has no use outside this store)."""
@@ -178,3 +175,11 @@ class KeyStore:
     def _save(self) -> None:
         data = {"keys": [asdict(r) for r in self._records.values()]}
         write_private(self.path, json.dumps(data, indent=1).encode())
+
+
+def models_allow(patterns: list[str], model: str) -> bool:
+    """Whether a key with these model patterns (none: every model) may use ``model``."""
+    if not patterns:
+        return True
+    bare = model.removesuffix(":latest")
+    return any(fnmatch.fnmatchcase(model, p) or fnmatch.fnmatchcase(bare, p) for p in patterns)

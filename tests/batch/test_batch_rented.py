@@ -1,0 +1,105 @@
+"""Batches and money, against the simulated Hugging Face: a budget stops the batch's use of a rented
+window at the budget (what HF bills during the batch within the budget and one billed minute) while
+the local copy finishes; `batch plan` proposes a window whose cost is what HF bills for it after
+`batch run --rent`. Needs a Secret Service (the HF token is in the keyring)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from app.harness import wait_until
+from app.simulator import SimulatorThread
+from tests.batch.support import (
+    chat_lines,
+    client_of,
+    results,
+    upload_and_create,
+    wait_engines,
+    wait_final,
+    write_input,
+)
+from tests.hf.conftest import start_sponsor
+from tests.hf.support import wait_show
+
+MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+JOB_SIM = {"refuse_public_ports": True, "job_loading_s": 0.3}
+L4_PER_MIN = 0.81 / 60  # l4x1 with its exposed port, per billed minute
+
+
+def job_usd(sim: SimulatorThread, job_id: str) -> float:
+    jobs = sim.control("GET", "/_sim/ledger")["jobs"]
+    return float(jobs[job_id]["usd"]) if job_id in jobs else 0.0
+
+
+def sponsor_with_local_copy(node_factory: Any, tiny_factory: Any, sim: SimulatorThread, minute: float, *,
+                            delay: float, capacity: int) -> Any:
+    tiny = tiny_factory("--model", MODEL, "--first-byte-delay-s", str(delay))
+    sponsor = start_sponsor(node_factory, sim, minute, name="A")
+    sponsor.add_engine("local", tiny.url, capacity=capacity)
+    wait_engines(sponsor, "local")
+    return sponsor
+
+
+def test_a_budget_stops_rented_use_and_the_local_copy_finishes(sim_factory: Any, node_factory: Any,
+                                                                tiny_factory: Any, tmp_path: Path) -> None:
+    minute = 1.0
+    sim: SimulatorThread = sim_factory(minute_s=minute, **JOB_SIM)
+    sponsor = sponsor_with_local_copy(node_factory, tiny_factory, sim, minute, delay=0.02, capacity=8)
+    out = sponsor.cli("rented", "create", "win", "--provider", "huggingface-job", "--model", MODEL, "--gpu", "l4x1",
+                      "--window", "2h", "--yes", "--json")
+    window = json.loads(out.stdout)
+    wait_show(sponsor, "win", "the window to serve", lambda r: r["state"] == "eligible", timeout=30)
+    before = job_usd(sim, window["hf_job"])
+    budget = 2.5 * L4_PER_MIN
+    client = client_of(sponsor)
+    total = 1500
+    batch = upload_and_create(client, write_input(tmp_path, chat_lines(total, model=MODEL)),
+                              metadata={"budget_usd": f"{budget:.6f}"})
+    stopped = wait_until(lambda: (b := client.batches.retrieve(batch.id)).model_extra["pairwise"]["rented_stopped"]
+                         and b, 60, "the batch to reach its budget", interval=0.05)
+    assert "budget reached" in stopped.model_extra["pairwise"]["rented_stopped"]
+    # The batch was the window's only user: the window is stopped, so HF bills no more.
+    wait_show(sponsor, "win", "the window to be stopped", lambda r: r["state"] == "ended", timeout=30)
+    done = wait_final(client, batch.id, timeout=240)
+    assert done.status == "completed" and done.error_file_id is None
+    assert sorted(line["custom_id"] for line in results(client, done.output_file_id)) == sorted(
+        f"req-{i}" for i in range(total))
+    copies = {row["copy"]: row["done"] for row in done.model_extra["pairwise"]["copies"]}
+    assert copies.get("win", 0) > 0 and copies.get("local", 0) > 0 and sum(copies.values()) == total
+    billed = job_usd(sim, window["hf_job"]) - before
+    assert billed <= budget + L4_PER_MIN + 1e-9, (billed, budget)
+    cost = float(done.metadata["cost_usd"])  # type: ignore[index]
+    assert budget <= cost <= budget + L4_PER_MIN + 1e-9
+
+
+def test_plan_proposes_the_window_run_rent_starts_and_hf_bills_its_cost(sim_factory: Any, node_factory: Any,
+                                                                         tiny_factory: Any, tmp_path: Path) -> None:
+    minute = 1.0  # a 6-minute window lasts 6 s here
+    sim: SimulatorThread = sim_factory(minute_s=minute, **JOB_SIM)
+    sponsor = sponsor_with_local_copy(node_factory, tiny_factory, sim, minute, delay=0.2, capacity=2)
+    path = write_input(tmp_path, chat_lines(5000, model="any"))
+    plan = sponsor.cli_json("batch", "plan", str(path), "--model", MODEL, "--deadline", "6m")
+    assert plan["meets_deadline"] is False and plan["local_time_s"] > 6 * 60
+    rent = plan["rent"]
+    assert rent is not None and rent["window_minutes"] == 6 and rent["model"] == MODEL
+    assert abs(rent["window_cost_usd"] - 6 * rent["price_per_hour"] / 60) < 1e-6
+    text = sponsor.cli("batch", "plan", str(path), "--model", MODEL, "--deadline", "6m").stdout
+    assert "NOT met" in text and f"${rent['window_cost_usd']:.2f}" in text and "--rent" in text
+
+    started = json.loads(sponsor.cli("batch", "run", str(path), "--model", MODEL, "--deadline", "6m", "--rent",
+                                     "--detach", "--json", timeout=120).stdout)
+    name = started["rented_window"]
+    assert name and started["plan"]["rent"]["gpu"] == rent["gpu"]
+    client = client_of(sponsor)
+    batch_id = started["batch"]["id"]
+    ended = wait_show(sponsor, name, "HF to end the window at its timeout", lambda r: r["state"] == "ended",
+                      timeout=90)
+    assert ended["hf_state"] == "TIMED_OUT"
+    used = {c["copy"]: c["done"] for c in client.batches.retrieve(batch_id).model_extra["pairwise"]["copies"]}
+    assert used.get(name, 0) > 0 and used.get("local", 0) > 0  # the window served the batch beside the local copy
+    billed = job_usd(sim, ended["hf_job"])
+    assert abs(billed - rent["window_cost_usd"]) <= rent["price_per_hour"] / 60 + 1e-9, (billed, rent)
+    client.batches.cancel(batch_id)
+    assert wait_final(client, batch_id).status == "cancelled"
