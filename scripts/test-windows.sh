@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Windows lane: Windows' own CPython 3.12 under Wine runs the node, the CLI and the tray, and
-# the platform layer's Windows branches (windows/suite). Builds its environment once and caches it
+# the platform layer's Windows branches (tests/windows/suite). Builds its environment once and caches it
 # under $PAIRWISE_WINE_CACHE (default ~/.cache/pairwise-wine); see README "Platforms".
 #
 #   scripts/test-windows.sh               the whole Windows suite
@@ -12,7 +12,7 @@ VENV_PY="${VENV_PY:-$ROOT/.venv/bin/python}"
 [ -x "$VENV_PY" ] || VENV_PY="$(command -v python3)"
 began=$(date +%s)
 
-HOST_PY="$VENV_PY" windows/setup.sh
+HOST_PY="$VENV_PY" tests/windows/setup.sh
 CACHE="${PAIRWISE_WINE_CACHE:-$HOME/.cache/pairwise-wine}"
 export WINEPREFIX="$CACHE/prefix" WINEDEBUG=-all PAIRWISE_WINE_CACHE="$CACHE"
 # This checkout on the embeddable Python's path (its ._pth ignores PYTHONPATH).
@@ -36,7 +36,7 @@ if command -v Xvfb >/dev/null; then
 fi
 
 status=0
-PYTHONPATH="$ROOT" PAIRWISE_MDNS=off "$VENV_PY" -m pytest -q -p no:cacheprovider -o testpaths=windows/suite \
-    --timeout 900 windows/suite/test_windows.py "$@" || status=$?
+PYTHONPATH="$ROOT" PAIRWISE_MDNS=off PAIRWISE_WINDOWS_LANE=1 "$VENV_PY" -m pytest -q -p no:cacheprovider -o testpaths=tests/windows/suite \
+    --timeout 900 tests/windows/suite/test_windows.py "$@" || status=$?
 echo "windows lane: environment $(( ready - began )) s, suite $(( $(date +%s) - ready )) s" >&2
 exit $status

@@ -1,5 +1,5 @@
 """Windows processes under Wine, driven from Linux: the embeddable CPython the lane installed
-(windows/setup.sh), this checkout on its path, stdio as pipes (Wine 8 cannot give a Windows
+(tests/windows/setup.sh), this checkout on its path, stdio as pipes (Wine 8 cannot give a Windows
 program a Unix file as stdout: CPython then fails at start with WinError 6)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CACHE = Path(os.environ.get("PAIRWISE_WINE_CACHE") or Path.home() / ".cache" / "pairwise-wine")
 PYTHON = CACHE / "python" / "python.exe"
 

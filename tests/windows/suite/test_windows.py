@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from app.harness import TinyProc
-from windows.suite import wine
+from tests.windows.suite import wine
 
 NAME = "Zoë 工作站"
 

