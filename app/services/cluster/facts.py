@@ -20,7 +20,7 @@ from app.services.guard import collect
 from app.services.platform.hardware import os_description
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.cluster.context import FactsNode
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def is_shareable(upstream: Upstream) -> bool:
     return upstream.kind == "rented" and upstream.shared_with_cluster is True
 
 
-def shareable_upstreams(node: Node) -> list[Upstream]:
+def shareable_upstreams(node: FactsNode) -> list[Upstream]:
     return [u for u in node.registry.all(local_only=True) if is_shareable(u)]
 
 
@@ -79,7 +79,7 @@ def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
     }
 
 
-def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
+def inventory_doc(node: FactsNode, book: LoadBook) -> dict[str, Any]:
     """Models peers may route here (each once, by the first owner's name) and load.
 
     ``lan`` says whether a LAN engine here serves the model. A model only a shared rented node
@@ -94,7 +94,7 @@ def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
     return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
 
 
-def shared_engines(node: Node) -> list[dict[str, Any]]:
+def shared_engines(node: FactsNode) -> list[dict[str, Any]]:
     return [
         {"name": u.name, "api": u.decl.api, "models": [m.name for m in u.models()], "in_flight": u.in_flight,
          "capacity": u.capacity, "ok": u.last_error is None}
@@ -102,7 +102,7 @@ def shared_engines(node: Node) -> list[dict[str, Any]]:
     ]
 
 
-def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
+def facts_doc(node: FactsNode, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
     inventory = inventory_doc(node, book)
     # One broken provider must not hide the node from its peers.
     shared = collect(node.shared_fact_providers, "a shared fact provider", log)

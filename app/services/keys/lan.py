@@ -42,7 +42,7 @@ from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, cluster
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.keys.context import LanNode
 
 log = logging.getLogger(__name__)
 DOOR_CERT_FILE = "lan_door.crt"
@@ -105,7 +105,7 @@ def issue_door_certificate(identity: NodeIdentity, names: list[str], addresses: 
 
 
 class LanDoor:
-    def __init__(self, node: Node, keys: KeyStore) -> None:
+    def __init__(self, node: LanNode, keys: KeyStore) -> None:
         self.node, self.keys = node, keys
         self.throttle = FailedAttempts()
         self.address = ""

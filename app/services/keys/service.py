@@ -21,14 +21,14 @@ from app.services.keys.store import KeyStore
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.keys.context import KeysNode
 
 log = logging.getLogger(__name__)
 KEYS_FILE = "keys.json"
 
 
 class RequesterService:
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: KeysNode) -> None:
         self.node = node
         self.keys = KeyStore(node.home.root / KEYS_FILE)
         self.limits = RequesterLimits(node.node_id, node.name, self.keys, node.bus)

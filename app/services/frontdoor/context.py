@@ -1,0 +1,21 @@
+"""What the front door reads of a node, as a Protocol: the door never names ``Node``, so the node
+(which opens the door) and the door do not import each other."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from app.services.frontdoor.control import ControlNode
+from app.services.keys.auth import CallerNode, Middleware
+
+if TYPE_CHECKING:
+    from app.services.inference import InferenceService
+    from app.services.routing.registry import UpstreamRegistry
+
+
+class DoorNode(CallerNode, ControlNode, Protocol):
+    inference: InferenceService
+    registry: UpstreamRegistry
+    door_checks: list[Middleware]  # run after the loopback rule (the keys feature's optional key)
+
+    async def refresh_stale(self) -> None: ...
