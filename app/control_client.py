@@ -72,7 +72,7 @@ def rebuilt_error(body: dict[str, Any], status: int) -> PairwiseError:
     (a newer node) is a plain PairwiseError; title, message and status are the server's."""
     kind = body.get("kind")
     cls = error_class(kind) if isinstance(kind, str) else PairwiseError
-    error = cls.__new__(cls)  # a subclass's own __init__ wants what only the server had (hf_status...)
+    error = cls.__new__(cls)  # a subclass's own __init__ may want what only the server had
     PairwiseError.__init__(error, str(body.get("error", body)), title=body.get("title"))
     error.status = status
     return error
@@ -99,7 +99,7 @@ def _named(kind: str) -> type[PairwiseError] | None:
 
 
 def _tree_modules() -> list[str]:
-    """The modules the tree at the top of errors.py names ("hf/errors.py: ..."), as import paths."""
+    """The modules the tree at the top of errors.py names ("jobs/store.py: ..."), as import paths."""
     found: list[str] = []
     for path in re.findall(r"\b([a-z_]+(?:/[a-z_]+)*)\.py:", errors.__doc__ or ""):
         dotted = path.replace("/", ".")
