@@ -8,6 +8,7 @@ each other, however far round and whatever the kind of import (``test_no_import_
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,35 +68,39 @@ def module_name(path: Path) -> str:
 
 def imports(path: Path) -> list[tuple[str, bool, int]]:
     """(module imported, type-only?, line) for every absolute import in the file."""
-    return [(module, type_only, line) for module, _names, type_only, line in imported_names(path)]
+    return [(module, how == "type-only", line) for module, _names, how, line in imported_names(path)]
 
 
-def imported_names(path: Path) -> list[tuple[str, tuple[str, ...], bool, int]]:
-    """(module, names taken from it, type-only?, line) for every absolute import of app in the file."""
-    found: list[tuple[str, tuple[str, ...], bool, int]] = []
+@functools.cache
+def imported_names(path: Path) -> list[tuple[str, tuple[str, ...], str, int]]:
+    """(module, names taken from it, how: "type-only", "lazy" (inside a function) or "", line) for
+    every absolute import of app in the file."""
+    found: list[tuple[str, tuple[str, ...], str, int]] = []
 
-    def walk(node: ast.AST, type_only: bool) -> None:
+    def walk(node: ast.AST, how: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
                 for stmt in child.body:
-                    walk_one(stmt, True)
+                    walk_one(stmt, "type-only")
                 for stmt in child.orelse:
-                    walk_one(stmt, type_only)
+                    walk_one(stmt, how)
             else:
-                walk_one(child, type_only)
+                walk_one(child, how)
 
-    def walk_one(node: ast.AST, type_only: bool) -> None:
+    def walk_one(node: ast.AST, how: str) -> None:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, tuple(alias.name for alias in node.names), type_only, node.lineno))
+            found.append((node.module, tuple(alias.name for alias in node.names), how, node.lineno))
         elif isinstance(node, ast.Import):
-            found.extend((alias.name, (), type_only, node.lineno) for alias in node.names)
+            found.extend((alias.name, (), how, node.lineno) for alias in node.names)
         else:
-            walk(node, type_only)
+            lazy = how == "" and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            walk(node, "lazy" if lazy else how)
 
-    walk(ast.parse(path.read_text()), False)
+    walk(ast.parse(path.read_text()), "")
     return [entry for entry in found if entry[0] == "app" or entry[0].startswith("app.")]
 
 
+@functools.cache
 def dependencies() -> dict[str, dict[str, str]]:
     """Each module of app/ -> the modules of app/ it imports -> how (first line, and "type-only" or
     "lazy" or ""). ``from a.b import c`` depends on ``a.b.c`` when that is a module, else on ``a.b``;
@@ -103,13 +108,9 @@ def dependencies() -> dict[str, dict[str, str]]:
     modules = {module_name(p): p for p in (REPO / "app").rglob("*.py")}
     graph: dict[str, dict[str, str]] = {}
     for name, path in modules.items():
-        lazy_lines = {n.lineno for n in ast.walk(ast.parse(path.read_text()))
-                      if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-                      for n in ast.walk(n) if isinstance(n, ast.Import | ast.ImportFrom)}
         edges: dict[str, str] = {}
-        for module, names, type_only, line in imported_names(path):
+        for module, names, how, line in imported_names(path):
             targets = [f"{module}.{n}" if f"{module}.{n}" in modules else module for n in names] or [module]
-            how = "type-only" if type_only else ("lazy" if line in lazy_lines else "")
             for target in targets:
                 if target in modules and target != name:
                     edges.setdefault(target, f"line {line}" + (f", {how}" if how else ""))
