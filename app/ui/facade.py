@@ -16,7 +16,7 @@ from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
-from app.services.api.snapshots import InviteRow, NodeStatus, PinRow
+from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
 from app.services.events import Event, PausingOnExit
 
 
@@ -135,7 +135,7 @@ class NodeFacade:
 
     # -- requesters: keys, the LAN door, spend by requester ---------------------------------------------------
 
-    def requesters_summary(self) -> dict[str, Any] | None:
+    def requesters_summary(self) -> RequestersSummary | None:
         return self.api.keys.summary()
 
     def keys(self) -> list[dict[str, Any]]:
@@ -149,10 +149,10 @@ class NodeFacade:
     async def key_revoke(self, name: str) -> dict[str, Any]:
         return self.api.keys.revoke(name)
 
-    def lan_status(self) -> dict[str, Any] | None:
+    def lan_status(self) -> LanStatus | None:
         return self.api.keys.lan_status()
 
-    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+    async def set_lan(self, listen: str | None) -> LanStatus:
         return await self.api.keys.set_lan(listen)
 
     def rented_today(self, name: str) -> list[dict[str, Any]]:

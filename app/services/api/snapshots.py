@@ -24,6 +24,32 @@ class NodeStatus(TypedDict):
     connections: dict[str, dict[str, int]]  # each listener's label -> its counters (seen, open, refused...)
 
 
+class RequestersSummary(TypedDict):
+    """The keys feature in one line (the tray's menu): ``"LAN access on · 2 keys"``."""
+
+    lan_on: bool
+    keys: int  # active keys
+    text: str
+
+
+class LanStatus(TypedDict):
+    """The LAN door (``pairwise keys lan``, the Keys view)."""
+
+    on: bool
+    listen: str | None  # the address asked for in settings
+    address: str  # the address bound ("" while closed)
+    url: str | None
+    scheme: str
+    fingerprint: str  # of the node certificate a LAN client pins
+    keys: int
+    error: str | None  # why the door is not open although it should be
+
+
+class DoorCert(TypedDict):
+    pem: str
+    fingerprint: str
+
+
 class PinRow(TypedDict):
     """A paired peer as pinned here (``pair join``, ``pair wait``, a removal still to tell)."""
 
