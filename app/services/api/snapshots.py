@@ -1,5 +1,5 @@
 """Snapshots the service API returns whose whole shape is known (the node's status, a pinned peer,
-an invite, the run-time settings, an engine removed): ``TypedDict``s, so the CLI's ``--json``, the
+an invite, the run-time settings, an engine removed, the keys feature's summary and LAN door): ``TypedDict``s, so the CLI's ``--json``, the
 control API's routes and the tray read the same keys, and mypy sees a key misspelt. Types only, in
 the base room beside ``rows.py``, so the node that makes a status can name it."""
 
