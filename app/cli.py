@@ -143,14 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def make_node(args: argparse.Namespace) -> Any:
-    from app.services.bootstrap import build_node
-
-    return build_node(home_of(args), listen=args.listen, cluster_listen=args.cluster_listen, name=args.name,
-                      mdns=False if args.no_mdns else None)
-
-
 def serve(args: argparse.Namespace) -> int:
+    from app.services.bootstrap import make_node
+
     node = make_node(args)
     lan_listen = getattr(args, "lan_listen", None)
     if lan_listen:

@@ -75,7 +75,7 @@ def read_lines(path: str, model: str | None) -> str:
     """The file's text, each line's body.model replaced by ``model`` when given (lines that are not
     JSON are kept as they are: the batch reports them)."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if model is None:
@@ -230,7 +230,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     lines = _client(args).call("GET", f"/batches/{args.id}/results", params={"errors": "1" if args.errors else "0"})
     text = "".join(json.dumps(line) + "\n" for line in lines["lines"])
     if args.output:
-        Path(args.output).write_text(text)
+        Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0

@@ -8,6 +8,9 @@ import pytest
 
 from app.environment import reread_environment
 from app.harness import NodeProc, TinyProc
+from tests.support import lanes
+
+pytest_plugins = ["pytester"]  # tests/unit/test_lanes.py collects the suite afresh
 
 # The Windows lane's suite (tests/windows) runs under Wine through scripts/test-windows.sh, which sets
 # PAIRWISE_WINDOWS_LANE; the Linux suite leaves it alone.
@@ -15,6 +18,14 @@ collect_ignore = [] if os.environ.get("PAIRWISE_WINDOWS_LANE") else ["windows"]
 
 os.environ.setdefault("PAIRWISE_MDNS", "off")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    lanes.classify(items)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return True if lanes.left_out(collection_path, config) else None
 
 
 @pytest.fixture(autouse=True)

@@ -1,14 +1,18 @@
-"""Builds a node with every feature attached (the cluster, rented nodes), filling its typed feature fields."""
+"""Builds a node with every feature attached (the cluster, rented nodes), filling its typed feature
+fields, and gives it its front door: the composition root, the one module that names them all."""
 
 from __future__ import annotations
 
+import argparse
+
 from app.environment import reread_environment
-from app.home import Home
+from app.home import Home, resolve_home
 from app.services.api import NodeApi
 from app.services.api.models import ModelsApi, models_routes
 from app.services.api.routes import control_routes
 from app.services.batch import attach_batch
 from app.services.cluster.attach import attach_cluster
+from app.services.frontdoor.server import build_frontdoor
 from app.services.hf import attach_hf
 from app.services.keys.attach import attach_requesters
 from app.services.node import Node
@@ -28,4 +32,11 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node.batches = attach_batch(node)
     node.extra_control_routes.extend(control_routes(NodeApi(node)))  # every action, as the tray has them
     node.extra_control_routes.extend(models_routes(ModelsApi(node)))  # names and windows (`pairwise models`)
+    node.frontdoor_app = lambda: build_frontdoor(node)
     return node
+
+
+def make_node(args: argparse.Namespace) -> Node:
+    """The node ``pairwise serve`` and the tray run, from their common options."""
+    return build_node(Home(resolve_home(getattr(args, "home", None))), listen=args.listen,
+                      cluster_listen=args.cluster_listen, name=args.name, mdns=False if args.no_mdns else None)

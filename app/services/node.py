@@ -21,12 +21,12 @@ from aiohttp import typedefs, web
 from app.home import Home, write_private
 from app.services.backends.engines import EngineManager
 from app.services.cluster.identity import NodeIdentity
-from app.services.errors import ConfigError
+from app.services.errors import ConfigError, FeatureMissing
 from app.services.events import EventBus, NodeStarted, NodeStopped
 from app.services.firstrun.adopt import keep_ollama_promise
 from app.services.firstrun.explain import FRONT_DOOR
 from app.services.firstrun.ports import explain_taken, preflight
-from app.services.frontdoor.server import build_frontdoor
+from app.services.frontdoor.control import ControlRoute
 from app.services.guard import FailureNotices, guarded
 from app.services.inference import InferenceService
 from app.services.jobs.store import JobStore
@@ -44,6 +44,7 @@ from app.settings import NodeSettings, SettingsStore, parse_host_port
 
 if TYPE_CHECKING:
     from app.services.api.rows import LocalNodeRow, NodeRow, RentedFact
+    from app.services.api.snapshots import NodeStatus
     from app.services.batch.service import BatchService
     from app.services.cluster.service import ClusterService
     from app.services.hf.jobs_ops import HfJobs
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 StopHook = Callable[[], Awaitable[None]]
-ControlRoute = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
 DoorCheck = typedefs.Middleware
 
 
@@ -106,6 +106,9 @@ class Node:
         self.cluster: ClusterService | None = None
         self.requesters: RequesterService | None = None  # keys, per-requester limits, the LAN door
         self.batches: BatchService | None = None  # the OpenAI Files and Batch APIs
+        # The front door's aiohttp app, made when it opens (bootstrap.build_node gives it: the door's
+        # modules read the node through a Protocol, and the node does not import them).
+        self.frontdoor_app: Callable[[], web.Application] | None = None
         self.extra_control_routes: list[ControlRoute] = []
         self.extra_door_routes: list[ControlRoute] = []  # a feature's API routes at the loopback door (/v1/batches)
         # Checks the loopback front door runs after its loopback rule (the keys feature's optional key).
@@ -158,7 +161,7 @@ class Node:
         """
         self._take_lock()
         try:
-            await preflight(self, frontdoor=frontdoor)
+            await preflight(self.settings, self.home, frontdoor=frontdoor, cluster=self.cluster is not None)
         except BaseException:
             self._lock.release()
             raise
@@ -179,7 +182,9 @@ class Node:
     async def open_frontdoor(self) -> None:
         """Bind the front door. PortTaken (naming the holder) when another program has its address."""
         if self._runner is None:
-            self._runner = web.AppRunner(build_frontdoor(self), handler_cancellation=True, access_log=None,
+            if self.frontdoor_app is None:
+                raise FeatureMissing("this node was built without a front door (bootstrap.build_node gives it one)")
+            self._runner = web.AppRunner(self.frontdoor_app(), handler_cancellation=True, access_log=None,
                                          keepalive_timeout=HEADER_TIMEOUT_S)
             await self._runner.setup()
         host, port = parse_host_port(self.settings.listen)
@@ -269,7 +274,7 @@ class Node:
             found.extend(provider())
         return found
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> NodeStatus:
         return {
             "name": self.name, "id": self.node_id, "listen": self.frontdoor_address, "pid": os.getpid(),
             "uptime_s": round(time.time() - self.started_at, 1), "home": str(self.home.root),

@@ -1,7 +1,7 @@
 """The tray's one window onto a node: a thin adapter over the service API (``app.services.api``),
 the same one the control API's routes call, so the tray holds no rules of its own and can do
-nothing the CLI cannot. Views and the tray talk to a ``NodeFacade`` only, so they can be tested
-against a fake.
+nothing the CLI cannot. Views and the tray talk to a ``NodeFacade`` only; their tests drive a real
+in-process node through it (``tests/ui/conftest.py::make_app``), never a stand-in.
 
 Snapshots are plain dicts/lists (the shapes ``pairwise ... --json`` prints); node and rented rows are
 the ``TypedDict``s of ``app.services.api.rows``. Actions are
@@ -16,6 +16,7 @@ from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
+from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
 from app.services.events import Event, PausingOnExit
 
 
@@ -36,7 +37,7 @@ class NodeFacade:
     def is_demo(self) -> bool:
         return self.api.demo
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> NodeStatus:
         return self.api.status()
 
     def nodes(self) -> list[NodeRow]:
@@ -134,7 +135,7 @@ class NodeFacade:
 
     # -- requesters: keys, the LAN door, spend by requester ---------------------------------------------------
 
-    def requesters_summary(self) -> dict[str, Any] | None:
+    def requesters_summary(self) -> RequestersSummary | None:
         return self.api.keys.summary()
 
     def keys(self) -> list[dict[str, Any]]:
@@ -148,10 +149,10 @@ class NodeFacade:
     async def key_revoke(self, name: str) -> dict[str, Any]:
         return self.api.keys.revoke(name)
 
-    def lan_status(self) -> dict[str, Any] | None:
+    def lan_status(self) -> LanStatus | None:
         return self.api.keys.lan_status()
 
-    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+    async def set_lan(self, listen: str | None) -> LanStatus:
         return await self.api.keys.set_lan(listen)
 
     def rented_today(self, name: str) -> list[dict[str, Any]]:
@@ -197,16 +198,16 @@ class NodeFacade:
     async def engine_remove(self, name: str) -> None:
         await self.api.engine_remove(name)
 
-    async def pair_invite(self, ttl_s: float = 300.0) -> dict[str, Any]:
+    async def pair_invite(self, ttl_s: float = 300.0) -> InviteRow:
         return await self.api.cluster.invite(ttl_s)
 
-    async def pair_wait(self, timeout_s: float | None = None) -> dict[str, Any]:
+    async def pair_wait(self, timeout_s: float | None = None) -> PinRow:
         return await self.api.cluster.wait(timeout_s)
 
     async def pair_cancel(self) -> None:
         await self.api.cluster.cancel()
 
-    async def pair_join(self, address: str, pin: str) -> dict[str, Any]:
+    async def pair_join(self, address: str, pin: str) -> PinRow:
         return await self.api.cluster.join(address, pin)
 
     async def unpair(self, node_id: str) -> dict[str, Any]:

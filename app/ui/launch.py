@@ -32,8 +32,8 @@ def launch_tray(args: argparse.Namespace) -> int:
         return 3
     import qasync
 
-    from app.cli import make_node
     from app.cli_common import home_of
+    from app.services.bootstrap import make_node
     from app.ui.app import TrayApp, application
     from app.ui.resources import app_icon
     from app.ui.single import SingleInstance, ask_first_to_show

@@ -50,3 +50,13 @@ def test_hugging_face_errors_join_their_branches() -> None:
     assert issubclass(HfPermissionError, RefusedError)
     error = HfNotFound("endpoint demo/gpu not found", hf_status=404)
     assert (error.title, error.status, error.hf_status) == ("Not found on Hugging Face", 404, 404)
+
+
+def test_the_cluster_package_lists_every_pairing_error() -> None:
+    import app.services.cluster as cluster
+    from app.services.cluster.pairing_protocol import PairingError
+
+    doc = cluster.__doc__ or ""
+    missing = [cls.__name__ for cls in PairingError.__subclasses__() if cls.__name__ not in doc]
+    assert missing == [], f"add these to the error tree in app/services/cluster/__init__.py: {missing}"
+    assert all(cls.__name__ in (errors.__doc__ or "") for cls in PairingError.__subclasses__())

@@ -2,11 +2,13 @@
 rooms below it, and the tray imports from app/services only the service API, the event catalog,
 the error tree and the platform layer. Walked from the source, so a lazy import inside a function
 counts as much as one at the top; a type-only import (under ``if TYPE_CHECKING:``) may also name
-the composition root's ``Node``, the handle every feature is given."""
+the composition root's ``Node``, the handle a feature's ``attach_*`` is given. No two modules import
+each other, however far round and whatever the kind of import (``test_no_import_goes_round``)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -14,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 # Lowest first; a module belongs to the room of its longest matching prefix.
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
-              "app.services.api.rows",
+              "app.services.api.rows", "app.services.api.snapshots",
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
               "app.services.outbound", "app.services.listener_budget", "app.services.guard",
               "app.services.text_safety", "app.services.eventloop", "app.services.node_ids")),
@@ -40,6 +42,8 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
 TOOLS = ("app.simulator", "app.tinymodel", "app.harness")
 DEMO = "app.cli_demo"
 UI_MAY_USE = ("app.services.api", "app.services.events", "app.services.errors", "app.services.platform")
+# The tray's entry point builds its node as `pairwise serve` does (the views still see only the API).
+LAUNCHER, LAUNCHER_MAY_USE = "app.ui.launch", ("app.services.bootstrap",)
 TYPE_ONLY_MAY_NAME = ("app.services.node",)
 
 
@@ -65,28 +69,96 @@ def module_name(path: Path) -> str:
 
 def imports(path: Path) -> list[tuple[str, bool, int]]:
     """(module imported, type-only?, line) for every absolute import in the file."""
-    found: list[tuple[str, bool, int]] = []
+    return [(module, how == "type-only", line) for module, _names, how, line in imported_names(path)]
 
-    def walk(node: ast.AST, type_only: bool) -> None:
+
+@functools.cache
+def imported_names(path: Path) -> list[tuple[str, tuple[str, ...], str, int]]:
+    """(module, names taken from it, how: "type-only", "lazy" (inside a function) or "", line) for
+    every absolute import of app in the file."""
+    found: list[tuple[str, tuple[str, ...], str, int]] = []
+
+    def walk(node: ast.AST, how: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
                 for stmt in child.body:
-                    walk_one(stmt, True)
+                    walk_one(stmt, "type-only")
                 for stmt in child.orelse:
-                    walk_one(stmt, type_only)
+                    walk_one(stmt, how)
             else:
-                walk_one(child, type_only)
+                walk_one(child, how)
 
-    def walk_one(node: ast.AST, type_only: bool) -> None:
+    def walk_one(node: ast.AST, how: str) -> None:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, type_only, node.lineno))
+            found.append((node.module, tuple(alias.name for alias in node.names), how, node.lineno))
         elif isinstance(node, ast.Import):
-            found.extend((alias.name, type_only, node.lineno) for alias in node.names)
+            found.extend((alias.name, (), how, node.lineno) for alias in node.names)
         else:
-            walk(node, type_only)
+            lazy = how == "" and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            walk(node, "lazy" if lazy else how)
 
-    walk(ast.parse(path.read_text()), False)
-    return [(name, type_only, line) for name, type_only, line in found if name == "app" or name.startswith("app.")]
+    walk(ast.parse(path.read_text()), "")
+    return [entry for entry in found if entry[0] == "app" or entry[0].startswith("app.")]
+
+
+@functools.cache
+def dependencies() -> dict[str, dict[str, str]]:
+    """Each module of app/ -> the modules of app/ it imports -> how (first line, and "type-only" or
+    "lazy" or ""). ``from a.b import c`` depends on ``a.b.c`` when that is a module, else on ``a.b``;
+    a package's own ``__init__`` run on the way to its submodule is not counted (it is not a use)."""
+    modules = {module_name(p): p for p in (REPO / "app").rglob("*.py")}
+    graph: dict[str, dict[str, str]] = {}
+    for name, path in modules.items():
+        edges: dict[str, str] = {}
+        for module, names, how, line in imported_names(path):
+            targets = [f"{module}.{n}" if f"{module}.{n}" in modules else module for n in names] or [module]
+            for target in targets:
+                if target in modules and target != name:
+                    edges.setdefault(target, f"line {line}" + (f", {how}" if how else ""))
+        graph[name] = edges
+    return graph
+
+
+def circles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
 
 
 def house() -> list[tuple[str, Path]]:
@@ -124,8 +196,9 @@ def test_the_tray_uses_only_the_service_api_events_errors_and_platform() -> None
     for name, path in house():
         if not matches(name, "app.ui"):
             continue
+        allowed_here = UI_MAY_USE + (LAUNCHER_MAY_USE if name == LAUNCHER else ())
         for target, _type_only, line in imports(path):
-            if target.startswith("app.services") and not any(matches(target, allowed) for allowed in UI_MAY_USE):
+            if target.startswith("app.services") and not any(matches(target, allowed) for allowed in allowed_here):
                 wrong.append(f"{name}:{line} imports {target}")
     assert wrong == [], "the tray reaches past the service API:\n" + "\n".join(wrong)
 
@@ -137,3 +210,26 @@ def test_the_walk_sees_lazy_and_type_only_imports() -> None:
     assert any(target == "app.services.bootstrap" and not type_only for target, type_only, _ in cli)  # in a function
     rooms = [room_of(m) for m in ("app.services.keys.auth", "app.services.frontdoor.server", "app.services.keys.lan")]
     assert rooms == sorted(r for r in rooms if r is not None) and len(set(rooms)) == 3
+
+
+def test_no_import_goes_round() -> None:
+    """A circle of imports, even type-only or lazy ones, means two modules cannot be understood (nor
+    loaded) one without the other: break it with a Protocol of what one reads of the other, or by
+    moving what both need to a module below them (see cluster/context.py, wizard/state.py)."""
+    graph = dependencies()
+    found = circles(graph)
+    report = []
+    for group in found:
+        members = set(group)
+        report.append("a circle among " + ", ".join(group) + ":\n" + "\n".join(
+            f"    {a} imports {b} ({how})" for a in group for b, how in sorted(graph[a].items()) if b in members))
+    assert found == [], "import circles:\n" + "\n".join(report)
+
+
+def test_the_circle_finder_sees_a_circle_through_a_type_only_import() -> None:
+    graph = {"a": {"b": "line 1"}, "b": {"c": "line 2, type-only"}, "c": {"a": "line 3, lazy"}, "d": {"a": "line 4"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b": ""}, "b": {}}) == []
+    # The walk resolves `from package import module` to the module, and sees type-only imports.
+    cluster = dependencies()["app.services.cluster.service"]
+    assert cluster["app.services.cluster.context"].endswith("type-only")

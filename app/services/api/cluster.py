@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from app.services.api.snapshots import InviteRow, PinRow
 from app.services.cluster.pairing_protocol import PairingError
 from app.services.cluster.peers import normalize_address
 from app.services.errors import FeatureMissing
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from app.services.node import Node
 
 
-def pin_row(pin: PeerPin) -> dict[str, Any]:
+def pin_row(pin: PeerPin) -> PinRow:
     return {"id": pin.node_id, "name": pin.name, "address": pin.address, "fingerprint": pin.fingerprint,
             "paired_at": pin.paired_at.isoformat()}
 
@@ -44,7 +45,7 @@ class ClusterApi:
         cluster = self._cluster()
         return {"peers": cluster.peers.peer_rows(), "pending_notices": [pin_row(p) for p in cluster.membership.pending]}
 
-    async def invite(self, ttl_s: float = 300.0) -> dict[str, Any]:
+    async def invite(self, ttl_s: float = 300.0) -> InviteRow:
         """A new PIN; the pairing port stays open until a node joins, the PIN expires or it is cancelled."""
         made = await self._cluster().require_pairing().invite(ttl_s)
         return {"pin": made.pin, "address": made.address, "expires_at": made.expires_at.isoformat(),
@@ -58,7 +59,7 @@ class ClusterApi:
         await pairing.cancel()
         return pairing.status()
 
-    async def wait(self, timeout_s: float | None = None) -> dict[str, Any]:
+    async def wait(self, timeout_s: float | None = None) -> PinRow:
         """The peer that joined the open invite (raises PairingError if none did within ``timeout_s``)."""
         try:
             pin = await self._cluster().require_pairing().wait(timeout_s)
@@ -66,7 +67,7 @@ class ClusterApi:
             raise PairingError(f"no node joined within {timeout_s:g} s; the invite is still pending") from exc
         return pin_row(pin)
 
-    async def join(self, address: str, pin: str) -> dict[str, Any]:
+    async def join(self, address: str, pin: str) -> PinRow:
         return pin_row(await self._cluster().require_pairing().join(address, pin))
 
     async def unpair(self, node_id: str) -> dict[str, Any]:

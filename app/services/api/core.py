@@ -14,6 +14,7 @@ from app.services.api.hf import HfApi
 from app.services.api.keys import KeysApi
 from app.services.api.rented import RentedApi
 from app.services.api.rows import NodeRow, RentedActionRow
+from app.services.api.snapshots import NodeStatus, RemovedEngine, SettingsRow
 from app.services.errors import ConfigError
 from app.services.events import Event, NodeChanged
 from app.services.jobs.requester import requester_text
@@ -45,7 +46,7 @@ class NodeApi:
         """This node is ``pairwise demo``'s (a simulated Hugging Face, its own home)."""
         return self.node.settings.demo
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> NodeStatus:
         return self.node.status()
 
     def nodes(self, *, own_detail: bool = False) -> list[NodeRow]:
@@ -81,20 +82,20 @@ class NodeApi:
     async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
         return await self.node.engines.add(data, token)
 
-    async def engine_remove(self, name: str) -> dict[str, Any]:
+    async def engine_remove(self, name: str) -> RemovedEngine:
         await self.node.engines.remove(name)
         return {"removed": name}
 
     # -- settings --------------------------------------------------------------------------------------------
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> SettingsRow:
         """The settings a person changes at run time (``pairwise settings``, the Settings view)."""
         return {"off_lan": self.node.settings.off_lan}
 
     def off_lan_policy(self) -> str:
         return self.node.settings.off_lan
 
-    async def set_off_lan(self, policy: str) -> dict[str, Any]:
+    async def set_off_lan(self, policy: str) -> SettingsRow:
         """allow | deny: whether prompts that start on this node may be served off the LAN (rented nodes)."""
         settings = self.node.settings
         settings.off_lan = _off_lan(policy)

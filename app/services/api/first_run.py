@@ -37,7 +37,7 @@ class FirstRunApi:
         return self.node.frontdoor_open
 
     def frontdoor_free(self) -> bool:
-        return frontdoor_free(self.node)
+        return frontdoor_free(self.node.settings)
 
     async def open_frontdoor(self) -> None:
         await self.node.open_frontdoor()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
+from app.services.api.snapshots import DoorCert, LanStatus, RequestersSummary
 from app.services.errors import FeatureMissing
 from app.services.keys.limits import today_text
 from app.services.keys.peer_limits import parse_peer_values, peer_text, replacing, split_items
@@ -27,7 +28,7 @@ class KeysApi:
             raise FeatureMissing("this node has no keys or LAN door attached")
         return self.node.requesters
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> RequestersSummary | None:
         """``{"lan_on", "keys", "text": "LAN access on · 2 keys"}``, or None without the feature."""
         service = self.node.requesters
         return service.summary() if service is not None else None
@@ -45,14 +46,14 @@ class KeysApi:
     def revoke(self, name: str) -> dict[str, Any]:
         return self._service().revoke_key(name)
 
-    def lan_status(self) -> dict[str, Any] | None:
+    def lan_status(self) -> LanStatus | None:
         service = self.node.requesters
         return service.lan_status() if service is not None else None
 
-    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+    async def set_lan(self, listen: str | None) -> LanStatus:
         return await self._service().set_lan(listen)
 
-    def door_cert(self) -> dict[str, Any]:
+    def door_cert(self) -> DoorCert:
         return self._service().door_cert()
 
     def today(self, rented: str) -> builtins.list[dict[str, Any]]:

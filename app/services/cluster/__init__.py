@@ -35,6 +35,7 @@ Errors (all ``PairwiseError``, so they carry a title and a message)::
     ├── PinAlreadyUsed       "PIN already used"
     ├── AlreadyMember        "this node is already a member"
     ├── PairingUnavailable   no invite pending / listener closed
+    ├── PairingBusy          the inviter runs as many sessions as it will (in all, or from this address)
     └── PairingProtocolError the other side broke the protocol or failed key confirmation
 """
 

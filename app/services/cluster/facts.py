@@ -21,7 +21,7 @@ from app.services.platform.hardware import os_description
 from app.services.routing.names import MAX_GROUP, ModelNames
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.cluster.context import FactsNode
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def is_shareable(upstream: Upstream) -> bool:
     return upstream.kind == "rented" and upstream.shared_with_cluster is True
 
 
-def shareable_upstreams(node: Node) -> list[Upstream]:
+def shareable_upstreams(node: FactsNode) -> list[Upstream]:
     return [u for u in node.registry.all(local_only=True) if is_shareable(u)]
 
 
@@ -80,7 +80,7 @@ def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
     }
 
 
-def inventory_doc(node: Node, book: LoadBook) -> dict[str, Any]:
+def inventory_doc(node: FactsNode, book: LoadBook) -> dict[str, Any]:
     """Models peers may route here (each once, by the first owner's name) and load.
 
     ``lan`` says whether a LAN engine here serves the model. A model only a shared rented node
@@ -108,7 +108,7 @@ def add_names_and_window(row: dict[str, Any], upstreams: list[Upstream], canonic
         row["details"]["context_length"] = max(windows)
 
 
-def shared_engines(node: Node) -> list[dict[str, Any]]:
+def shared_engines(node: FactsNode) -> list[dict[str, Any]]:
     return [
         {"name": u.name, "api": u.decl.api, "models": [m.name for m in u.models()], "in_flight": u.in_flight,
          "windows": {m.name: u.window(m.canonical) for m in u.models()},
@@ -117,7 +117,7 @@ def shared_engines(node: Node) -> list[dict[str, Any]]:
     ]
 
 
-def facts_doc(node: Node, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
+def facts_doc(node: FactsNode, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
     inventory = inventory_doc(node, book)
     # One broken provider must not hide the node from its peers.
     shared = collect(node.shared_fact_providers, "a shared fact provider", log)

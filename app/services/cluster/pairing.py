@@ -246,7 +246,7 @@ class PairingHost:
                 or pending.per_address[address] >= self.max_sessions_per_address):
             # Say so, so the joiner can name it and try again, instead of "the connection closed".
             log.info("pairing port busy: refused a session from %s (%d running)", address, len(pending.sessions))
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(OSError):  # the joiner left, or did not read in time (TimeoutError is one)
                 async with asyncio.timeout(1.0):
                     await proto.write_frame(writer, proto.error_frame(PairingBusy()))
             writer.close()
@@ -258,7 +258,7 @@ class PairingHost:
                 await self._session(pending, reader, writer)
         except PairingError as exc:
             log.info("pairing session from %s failed: %s", writer.get_extra_info("peername"), exc.message)
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(OSError):  # the joiner left already (ssl.SSLError is an OSError)
                 await proto.write_frame(writer, proto.error_frame(exc))
         except (OSError, TimeoutError) as exc:  # ssl.SSLError included
             log.info("pairing session from %s dropped: %r", writer.get_extra_info("peername"), exc)
@@ -276,7 +276,7 @@ class PairingHost:
                     PairingError("the joining node left before pairing finished; nothing was pinned"),
                 )
             writer.close()
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(OSError):  # a reset or a TLS close the other side did not finish
                 await writer.wait_closed()
 
     async def _session(
@@ -437,5 +437,5 @@ async def _join(
         raise PairingProtocolError(f"the connection to {host}:{port} broke during pairing") from exc
     finally:
         writer.close()
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(OSError):  # a reset or a TLS close the other side did not finish
             await writer.wait_closed()

@@ -55,7 +55,7 @@ class _Tombstone:
     async def close(self) -> None:
         self.closer.cancel()
         self.server.close()
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(OSError):
             await self.server.wait_closed()
 
 
@@ -128,10 +128,10 @@ class PairingService:
         frame = proto.error_frame(error)
 
         async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(OSError):  # the joiner left already
                 await proto.write_frame(writer, frame)
             writer.close()
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(OSError):
                 await writer.wait_closed()
 
         try:

@@ -27,7 +27,7 @@ from app.services.text_safety import scrub_for_peer
 from app.services.translate.shapes import Api, Operation, canonical_model
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.cluster.context import RelayNode
 
 JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 APIS: tuple[str, ...] = get_args(Api)
@@ -35,7 +35,7 @@ OPERATIONS: tuple[str, ...] = get_args(Operation)
 
 
 class Relay:
-    def __init__(self, node: Node, book: LoadBook, name_of: Callable[[str], str | None]) -> None:
+    def __init__(self, node: RelayNode, book: LoadBook, name_of: Callable[[str], str | None]) -> None:
         self.node, self.book = node, book
         self._name_of = name_of  # node id -> its current display name (from its facts)
 

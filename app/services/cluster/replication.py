@@ -39,7 +39,7 @@ from app.services.node_ids import rented_node_id
 from app.services.text_safety import printable, scrub_for_peer
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.cluster.context import ReplicaNode
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ LINGER_S = 0.1
 
 
 class Replication:
-    def __init__(self, node: Node, peers: PeerManager) -> None:
+    def __init__(self, node: ReplicaNode, peers: PeerManager) -> None:
         self.node, self.peers = node, peers
         self.my_id = node.node_id
         self._outbox: dict[str, dict[str, dict[str, Any]]] = {}

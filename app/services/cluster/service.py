@@ -27,13 +27,13 @@ from app.services.platform.hardware import hardware_summary, probe_hardware
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.cluster.context import ClusterNode
 
 log = logging.getLogger(__name__)
 
 
 class ClusterService:
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: ClusterNode) -> None:
         self.node = node
         self.state_dir = node.home.cluster_dir
         self.state_dir.mkdir(mode=0o700, exist_ok=True)

@@ -19,7 +19,7 @@ from app.settings import parse_host_port
 
 if TYPE_CHECKING:
     from app.home import Home
-    from app.services.node import Node
+    from app.settings import NodeSettings
 
 
 async def explain_taken(role: str, address: str, home: Home | None = None) -> PortTaken:
@@ -33,17 +33,17 @@ async def explain_taken(role: str, address: str, home: Home | None = None) -> Po
     return front_door_taken(address, holder)
 
 
-def frontdoor_free(node: Node) -> bool:
-    host, port = parse_host_port(node.settings.listen)
+def frontdoor_free(settings: NodeSettings) -> bool:
+    host, port = parse_host_port(settings.listen)
     return port == 0 or port_is_free(host, port)
 
 
-async def preflight(node: Node, *, frontdoor: bool = True) -> None:
+async def preflight(settings: NodeSettings, home: Home, *, frontdoor: bool, cluster: bool) -> None:
     """Raise PortTaken for the first of the node's addresses that another program holds."""
-    checks = [(FRONT_DOOR, node.settings.listen)] if frontdoor else []
-    if node.cluster is not None:
-        checks.append((CLUSTER, node.settings.cluster_listen))
+    checks = [(FRONT_DOOR, settings.listen)] if frontdoor else []
+    if cluster:
+        checks.append((CLUSTER, settings.cluster_listen))
     for role, address in checks:
         host, port = parse_host_port(address)
         if port and not port_is_free(host, port):
-            raise await explain_taken(role, address, node.home)
+            raise await explain_taken(role, address, home)

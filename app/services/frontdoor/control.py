@@ -10,17 +10,25 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
 from app.services.errors import ConfigError, PairwiseError
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.home import Home
 
 PREFIX = "/_pairwise/v1"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+ControlRoute = tuple[str, str, Handler]  # (method, path under PREFIX, handler)
+
+
+class ControlNode(Protocol):
+    """What the control API reads of a node: its token's home and the routes it serves."""
+
+    home: Home
+    extra_control_routes: list[ControlRoute]
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:
@@ -67,7 +75,7 @@ def error_response(exc: PairwiseError) -> web.Response:
                              status=exc.status)
 
 
-def add_control_routes(app: web.Application, node: Node) -> None:
+def add_control_routes(app: web.Application, node: ControlNode) -> None:
     token = node.home.control_token()
 
     def guarded(handler: Handler) -> Handler:

@@ -21,10 +21,10 @@ from app.services.keys.auth import key_allows
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.frontdoor.context import DoorNode
 
 
-def add_inventory_routes(app: web.Application, node: Node) -> None:
+def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
     def merged(request: web.Request) -> list[tuple[str, dict[str, Any], list[str]]]:
         rows = []
         for _canonical, all_owners in sorted(node.registry.inventory().items()):

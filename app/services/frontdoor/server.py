@@ -15,7 +15,7 @@ from app.services.keys.auth import Middleware, caller_for, model_refusal
 from app.services.translate.shapes import Api, Operation
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.frontdoor.context import DoorNode
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -88,7 +88,7 @@ async def loopback_only(request: web.Request, handler: Handler) -> web.StreamRes
     return await handler(request)
 
 
-def build_frontdoor(node: Node, *, lan_door: Middleware | None = None) -> web.Application:
+def build_frontdoor(node: DoorNode, *, lan_door: Middleware | None = None) -> web.Application:
     """The loopback front door (keys optional, control API included), or with ``lan_door`` the
     LAN door: the same two APIs behind that key-checking middleware, without the control API."""
     doors: list[Middleware] = [lan_door] if lan_door else [loopback_only, *node.door_checks]

@@ -21,7 +21,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import typedefs, web
 
@@ -32,7 +32,15 @@ from app.services.keys.store import KEY_PREFIX, KeyRecord, KeyRefused, KeyStore
 from app.services.translate.shapes import Api
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.settings import NodeSettings
+
+
+class CallerNode(Protocol):
+    """What ``caller_for`` reads of a node (a Protocol, so this room never names Node)."""
+
+    name: str
+    node_id: str
+    settings: NodeSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = typedefs.Middleware
@@ -127,7 +135,7 @@ def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
     return middleware
 
 
-def caller_for(node: Node, request: web.Request) -> Caller:
+def caller_for(node: CallerNode, request: web.Request) -> Caller:
     """The inference caller of a front-door or LAN-door request."""
     record: Any = request.get(KEY)
     user_agent = request.headers.get("User-Agent")

@@ -24,7 +24,7 @@ import ipaddress
 import logging
 import socket
 import ssl
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from cryptography import x509
@@ -42,7 +42,8 @@ from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, cluster
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.api.snapshots import LanStatus
+    from app.services.keys.context import LanNode
 
 log = logging.getLogger(__name__)
 DOOR_CERT_FILE = "lan_door.crt"
@@ -105,7 +106,7 @@ def issue_door_certificate(identity: NodeIdentity, names: list[str], addresses: 
 
 
 class LanDoor:
-    def __init__(self, node: Node, keys: KeyStore) -> None:
+    def __init__(self, node: LanNode, keys: KeyStore) -> None:
         self.node, self.keys = node, keys
         self.throttle = FailedAttempts()
         self.address = ""
@@ -155,7 +156,7 @@ class LanDoor:
             await runner.cleanup()
             log.info("LAN door closed")
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> LanStatus:
         return {"on": self.on, "listen": self.node.settings.lan_listen, "address": self.address,
                 "url": f"https://{self.address}" if self.address else None, "scheme": "https",
                 "fingerprint": self.node.identity.fingerprint, "keys": self.keys.count_active(), "error": self.error}

@@ -21,14 +21,15 @@ from app.services.keys.store import KeyStore
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.node import Node
+    from app.services.api.snapshots import DoorCert, LanStatus, RequestersSummary
+    from app.services.keys.context import KeysNode
 
 log = logging.getLogger(__name__)
 KEYS_FILE = "keys.json"
 
 
 class RequesterService:
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: KeysNode) -> None:
         self.node = node
         self.keys = KeyStore(node.home.root / KEYS_FILE)
         self.limits = RequesterLimits(node.node_id, node.name, self.keys, node.bus)
@@ -76,7 +77,7 @@ class RequesterService:
 
     # -- the LAN door ----------------------------------------------------------------------------------------
 
-    async def set_lan(self, listen: str | None) -> dict[str, Any]:
+    async def set_lan(self, listen: str | None) -> LanStatus:
         """Open the LAN door on ``listen`` (HOST:PORT), or close it (None); remembered in settings."""
         if listen:
             parse_host_port(listen)
@@ -88,10 +89,10 @@ class RequesterService:
         self._changed("LAN door opened" if listen else "LAN door closed")
         return self.lan_status()
 
-    def lan_status(self) -> dict[str, Any]:
+    def lan_status(self) -> LanStatus:
         return self.lan.status()
 
-    def door_cert(self) -> dict[str, Any]:
+    def door_cert(self) -> DoorCert:
         identity = self.node.identity
         return {"pem": identity.cert_pem, "fingerprint": identity.fingerprint}
 
@@ -100,7 +101,7 @@ class RequesterService:
     def today(self, rented_name: str) -> list[dict[str, Any]]:
         return self.limits.today(rented_name)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RequestersSummary:
         keys = self.keys.count_active()
         lan = "LAN access on" if self.lan.on else "LAN access off"
         return {"lan_on": self.lan.on, "keys": keys, "text": f"{lan} · {keys} key{'s' if keys != 1 else ''}"}

@@ -36,7 +36,7 @@ def _shift_of(path: str | None) -> float:
     if not path:
         return 0.0
     try:
-        return float(Path(path).read_text().strip() or 0.0)
+        return float(Path(path).read_text(encoding="utf-8").strip() or 0.0)
     except (OSError, ValueError):
         return 0.0
 

@@ -42,7 +42,7 @@ from app.services.secrets import redact
 from app.services.translate.shapes import PATHS, Api, canonical_model
 
 if TYPE_CHECKING:
-    from app.services.rented.hooks import LifecycleHooks
+    from app.services.rented.route_hooks import RouteHooks
 
 # Hugging Face endpoint state -> what the scheduler sees (feature request, slice 2).
 HF_STATES = {
@@ -64,7 +64,7 @@ class RentedUpstream(Upstream):
 
     def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str,
                  token: str | None | Callable[[], str | None],
-                 extra_ca: tuple[str, ...] = (), hooks: LifecycleHooks | None = None) -> None:
+                 extra_ca: tuple[str, ...] = (), hooks: RouteHooks[RentedUpstream] | None = None) -> None:
         self.decl = decl
         self.key = f"rented:{decl.name}"
         self.node_name = decl.name

@@ -5,12 +5,22 @@ as ``X-Pairwise-Route``. Never any of the request's text."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from app.services.backends.base import Upstream
 
 if TYPE_CHECKING:
-    from app.services.routing.plan import Plan
+    from app.services.routing.fit import RequestSize
+
+
+class Plan(Protocol):
+    """What the explanation reads of a plan (``routing/plan.py::Plan``, which calls it)."""
+
+    candidates: list[Upstream]
+    size: RequestSize | None
+    too_small: list[tuple[str, int, str]]
+    windows: dict[str, int | None]
+    affine: str | None
 
 MAX_ROUTE = 600
 

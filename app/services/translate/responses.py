@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.services.translate.lines import LineBuffer
-from app.services.translate.shapes import Api, Operation
+from app.services.translate.shapes import Api
 
 
 @dataclass
@@ -143,15 +143,3 @@ def ollama_done_fields(done_reason: str, usage: Usage, started_ns: int) -> dict[
 def openai_usage(usage: Usage) -> dict[str, int]:
     prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def make_stream_translator(upstream: Api, client: Api, operation: Operation, requested: str, upstream_model: str,
-                           client_body: dict[str, Any]) -> StreamTranslator:
-    from app.services.translate.stream_to_ollama import OpenAIToOllama
-    from app.services.translate.stream_to_openai import OllamaToOpenAI
-
-    if upstream == client:
-        return PassThrough(client, requested, upstream_model, keep_usage_chunk=wants_usage_chunk(client_body))
-    if upstream == "openai":
-        return OpenAIToOllama(operation, requested)
-    return OllamaToOpenAI(operation, requested, wants_usage_chunk(client_body))

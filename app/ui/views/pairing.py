@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import QRegularExpression, QTimer
 from PySide6.QtGui import QRegularExpressionValidator
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.api.snapshots import PinRow
 from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
@@ -44,7 +44,7 @@ class InviteDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.expires_at = 0.0
-        self.result_peer: dict[str, Any] | None = None
+        self.result_peer: PinRow | None = None
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
         self._tick.timeout.connect(self._countdown)
@@ -101,7 +101,7 @@ class JoinDialog(QDialog):
         self.buttons.accepted.connect(self._join)
         self.buttons.rejected.connect(self.reject)
         form.addRow(self.buttons)
-        self.result_peer: dict[str, Any] | None = None
+        self.result_peer: PinRow | None = None
 
     def _join(self) -> None:
         address, pin = self.address.text().strip(), self.pin.text().replace(" ", "")

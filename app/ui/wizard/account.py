@@ -34,7 +34,7 @@ class IntroPage(QWizardPage):
         layout.addStretch(1)
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
-        from app.ui.wizard.wizard import Page
+        from app.ui.wizard.state import Page
 
         return Page.SIGN_IN if self.rent.isChecked() else Page.ATTACH
 
@@ -98,6 +98,6 @@ class SignInPage(AsyncPage):
         self.status.setText(note)
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
-        from app.ui.wizard.wizard import Page
+        from app.ui.wizard.state import Page
 
         return -1 if self.rent_wizard().sign_in_only else Page.MODEL

@@ -115,7 +115,7 @@ class AttachPage(AsyncPage):
         self.token.clear()
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
-        from app.ui.wizard.wizard import Page
+        from app.ui.wizard.state import Page
 
         return Page.ATTACH_DONE
 

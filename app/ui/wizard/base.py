@@ -12,7 +12,7 @@ from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
 
 if TYPE_CHECKING:
-    from app.ui.wizard.wizard import RentWizard
+    from app.ui.wizard.state import WizardState
 
 
 class AsyncPage(QWizardPage):
@@ -25,7 +25,7 @@ class AsyncPage(QWizardPage):
         self.status.setWordWrap(True)
         self.status.setObjectName("pageStatus")
 
-    def rent_wizard(self) -> RentWizard:
+    def rent_wizard(self) -> WizardState:
         return self.wizard()  # type: ignore[return-value]
 
     async def run_next(self) -> None:

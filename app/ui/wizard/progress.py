@@ -169,7 +169,7 @@ class ProgressPage(QWizardPage):
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
         if self.retry_settings:
-            from app.ui.wizard.wizard import Page
+            from app.ui.wizard.state import Page
 
             return int(Page.SETTINGS)
         return -1  # the last page of the rent path: Finish

@@ -8,10 +8,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import IntEnum
-from typing import Any
-
 from PySide6.QtWidgets import QMessageBox, QWidget, QWizard
 
 from app.ui.aio import Tasks
@@ -24,29 +20,9 @@ from app.ui.wizard.attach import AttachDonePage, AttachPage
 from app.ui.wizard.choose import GpuPage, ModelPage
 from app.ui.wizard.configure import ConfirmPage, SettingsPage
 from app.ui.wizard.progress import ProgressPage
+from app.ui.wizard.state import Choice, Page
 
-
-class Page(IntEnum):
-    INTRO = 0
-    SIGN_IN = 1
-    MODEL = 2
-    GPU = 3
-    SETTINGS = 4
-    CONFIRM = 5
-    PROGRESS = 6
-    ATTACH = 7
-    ATTACH_DONE = 8
-
-
-@dataclass
-class Choice:
-    namespaces: list[str] = field(default_factory=list)
-    namespace: str | None = None
-    model: str | None = None
-    hardware: dict[str, Any] | None = None
-    params: dict[str, Any] | None = None
-    plan: dict[str, Any] | None = None
-    window: str | None = None  # a batch window's length ("120m"); None for an endpoint
+__all__ = ["Choice", "Page", "RentWizard"]
 
 
 class RentWizard(QWizard):

@@ -1,0 +1,38 @@
+"""The wizard's page ids and the choices made so far, apart from ``RentWizard`` so that its pages
+(which ``wizard.py`` imports) can name them without importing the wizard back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Protocol
+
+
+class Page(IntEnum):
+    INTRO = 0
+    SIGN_IN = 1
+    MODEL = 2
+    GPU = 3
+    SETTINGS = 4
+    CONFIRM = 5
+    PROGRESS = 6
+    ATTACH = 7
+    ATTACH_DONE = 8
+
+
+@dataclass
+class Choice:
+    namespaces: list[str] = field(default_factory=list)
+    namespace: str | None = None
+    model: str | None = None
+    hardware: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+    window: str | None = None  # a batch window's length ("120m"); None for an endpoint
+
+
+class WizardState(Protocol):
+    """What a page reads of its wizard (``RentWizard`` is one)."""
+
+    choice: Choice
+    sign_in_only: bool

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The fast lane: every test that starts no process, no simulated Hugging Face, no Qt, no keyring and
+# no llama.cpp (tests/support/lanes.py marks the rest `slow`). It needs no apt package, no D-Bus
+# session and no llama.cpp build. Extra arguments go to pytest: `scripts/fast.sh tests/unit -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh fast
+export QT_QPA_PLATFORM=offscreen PAIRWISE_MDNS=off
+# Only the plugins the suite uses, whatever else the venv holds (one may take seconds to import).
+export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+# One process: collecting costs as much as running here, and xdist would pay it once per worker.
+exec .venv/bin/pytest -q -p no:cacheprovider -p pytest_asyncio.plugin -p pytest_timeout -m "not slow" "$@"

@@ -1,0 +1,174 @@
+"""Which lane a test runs in, found from what it reaches, so a new test is classified without its author.
+
+A test is *slow* when its body, its fixtures or the test helpers they call (followed through every
+function and class defined under ``tests/``) name something heavy: node or engine processes, the
+simulated Hugging Face, Qt, the OS keyring, llama.cpp. It then gets one marker per kind it reaches
+(``processes``, ``simulator``, ``qt``, ``keyring``, ``llama``) and ``slow``; the fast lane is
+``pytest -m "not slow"``. A marker written by hand on a test counts the same.
+
+What the app does inside a call is not followed (an in-process node stays fast); a test that needs
+a Secret Service says so with ``@pytest.mark.keyring`` or by calling ``require_secret_service``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+from _pytest.mark.expression import Expression
+
+TESTS = Path(__file__).resolve().parents[1]
+KINDS = ("processes", "simulator", "qt", "keyring", "llama")  # each registered in pyproject.toml
+
+# Qualified names (module, or module.name) and the kind they mark.
+_HEAVY: dict[str, str] = {
+    "app.harness.NodeProc": "processes",
+    "app.harness.TinyProc": "processes",
+    "app.harness.pair": "processes",
+    "subprocess": "processes",
+    "app.simulator.runner": "simulator",  # SimulatedHF, SimulatorThread
+    "PySide6": "qt",
+    "pytestqt": "qt",
+    "app.ui": "qt",
+    "keyring": "keyring",
+    "tests.support.secret_service": "keyring",
+    "llama_cpp": "llama",
+}
+# Every test under these directories has the kind (the tray's tests need Qt's system libraries).
+DIRECTORIES = {"ui": "qt"}
+_QT_FIXTURES = {"qtbot", "qapp", "qapp_args", "qapp_cls", "qtmodeltester", "qtlog"}
+
+
+def _qualname(value: object) -> str | None:
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    module = getattr(value, "__module__", None)
+    name = getattr(value, "__qualname__", None)
+    if isinstance(module, str) and isinstance(name, str):
+        return f"{module}.{name}"
+    return None
+
+
+def _kind_of(value: object) -> str | None:
+    qualname = _qualname(value)
+    if qualname is None:
+        return None
+    for heavy, kind in _HEAVY.items():
+        if qualname == heavy or qualname.startswith(heavy + "."):
+            return kind
+    if isinstance(value, type) and value.__module__ != "builtins":
+        for base in value.__mro__[1:]:  # a test's subclass of NodeProc is a NodeProc
+            kind = _kind_of(base)
+            if kind:
+                return kind
+    return None
+
+
+def _code_objects(code: types.CodeType) -> Iterable[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _in_tests(value: object) -> bool:
+    try:
+        source = inspect.getsourcefile(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return source is not None and Path(source).resolve().is_relative_to(TESTS)
+
+
+class _Walk:
+    """One test's walk: the kinds found, the functions already read, how to look a fixture up."""
+
+    def __init__(self, fixture: Callable[[str], Iterable[Callable[..., object]]]) -> None:
+        self.found: set[str] = set()
+        self.seen: set[int] = set()
+        self.fixture = fixture
+
+    def value(self, value: object) -> None:
+        if inspect.isfunction(value):
+            value = inspect.unwrap(value)  # a @contextmanager helper is read where it was written
+        kind = _kind_of(value)
+        if kind:
+            self.found.add(kind)
+        elif isinstance(value, type) and _in_tests(value):
+            for member in vars(value).values():
+                if inspect.isfunction(member):
+                    self.function(member)
+        elif inspect.isfunction(value) and _in_tests(value):
+            self.function(value)
+
+    def function(self, start: Callable[..., object]) -> None:
+        """The kinds ``start`` names, following the helpers defined under tests/ that it names."""
+        func = inspect.unwrap(start)
+        if id(func) in self.seen or not hasattr(func, "__code__"):
+            return
+        self.seen.add(id(func))
+        scope = {**func.__globals__}
+        if func.__closure__:
+            scope.update(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__), strict=True))
+        for code in _code_objects(func.__code__):
+            names = (*code.co_names, *code.co_freevars)
+            # A lazy import (`from tests.x import y` inside the function) names its module and then y.
+            modules = [sys.modules[name] for name in names if name in sys.modules]
+            for name in names:
+                if name in scope:
+                    self.value(scope[name])
+                for module in modules:
+                    self.value(module if module.__name__ == name else getattr(module, name, None))
+            if "getfixturevalue" not in code.co_names:
+                continue
+            for const in code.co_consts:  # request.getfixturevalue("engine_node")
+                if isinstance(const, str) and const.isidentifier():
+                    for fixture in self.fixture(const):
+                        self.function(fixture)
+
+
+def kinds_of(item: pytest.Item) -> set[str]:
+    found = {mark.name for mark in item.iter_markers() if mark.name in KINDS}
+    directory = DIRECTORIES.get(item.path.resolve().relative_to(TESTS).parts[0])
+    if directory:
+        found.add(directory)
+    if not isinstance(item, pytest.Function):
+        return found
+
+    def fixture(name: str) -> list[Callable[..., object]]:
+        definitions = item.session._fixturemanager.getfixturedefs(name, item) or ()
+        return [definition.func for definition in definitions]
+
+    walk = _Walk(fixture)
+    walk.function(item.function)
+    for name in item.fixturenames:
+        if name in _QT_FIXTURES:
+            walk.found.add("qt")
+        for func in fixture(name):
+            walk.function(func)
+    return found | walk.found
+
+
+def classify(items: list[pytest.Item]) -> None:
+    for item in items:
+        kinds = kinds_of(item)
+        for kind in sorted(kinds):
+            item.add_marker(kind)
+        if kinds:
+            item.add_marker("slow")
+
+
+def left_out(path: Path, config: pytest.Config) -> bool:
+    """Whether the marker expression (-m) leaves out every test under ``path``, so it need not even be
+    imported: the fast lane then loads no Qt module that needs a system library."""
+    expression = config.option.markexpr
+    try:
+        kind = DIRECTORIES.get(path.resolve().relative_to(TESTS).parts[0])
+    except (ValueError, IndexError):
+        return False
+    if not expression or kind is None:
+        return False
+    return not Expression.compile(expression).evaluate(lambda name, **_: name in {kind, "slow"})
