@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
+from app.tinymodel.features import THINKING, json_answer, logprobs_of, more_calls, tool_to_call
 from app.tinymodel.text import count_tokens, embed, reply_tokens
 from app.tinymodel.wire import BadRequest, Emitter, json_reply, read_json, resolve_model, state_of
 
@@ -124,6 +124,7 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
                                           "done_reason": "unload" if unload else "load"})
     tokens, finish = _plan(request, body, prompt)
     text, call, thinking = _extras(body, tokens, chat)
+    calls = more_calls(body.get("tools"), call, state_of(request).opts.tool_calls) if call else []
     pieces = tokens if text == "".join(tokens) else [text]
     top = int(body.get("top_logprobs") or 1)
 
@@ -143,7 +144,7 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
     if body.get("stream", True) is False:
         whole = final("" if call else text)
         if call:
-            whole["message"]["tool_calls"] = [{"function": call}]
+            whole["message"]["tool_calls"] = [{"function": c} for c in calls]
         if thinking:
             (whole["message"] if chat else whole)["thinking"] = thinking
         if body.get("logprobs") and not call:
@@ -159,7 +160,8 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
             lines.append(line)
     if call:
         lines.append({"model": model, "created_at": _now(),
-                      "message": {"role": "assistant", "content": "", "tool_calls": [{"function": call}]}, "done": False})
+                      "message": {"role": "assistant", "content": "", "tool_calls": [{"function": c} for c in calls]},
+                      "done": False})
     else:
         lines += [{"model": model, "created_at": _now(), **piece(p, i), "done": False} for i, p in enumerate(pieces)]
     lines.append(final(""))

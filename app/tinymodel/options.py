@@ -31,6 +31,8 @@ class TinyModelOptions:
     long_line_bytes: int = 50 * 1024 * 1024
     embedding_dim: int = 8
     require_token: str | None = None
+    # Tool calls in one answer (Ollama API): one per offered tool, up to this many.
+    tool_calls: int = 1
     # Length of a reply when the request sets no lower max_tokens/num_predict.
     reply_tokens: int = 12
 
