@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from app.services.frontdoor.dialects import add_dialect_routes
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
 from app.services.frontdoor.inventory_routes import add_inventory_routes
 from app.services.keys.auth import Middleware, caller_for, model_refusal
@@ -119,6 +120,7 @@ def build_frontdoor(node: Node, *, lan_door: Middleware | None = None) -> web.Ap
     app.router.add_post("/v1/chat/completions", inference("openai", "chat"))
     app.router.add_post("/v1/completions", inference("openai", "complete"))
     app.router.add_post("/v1/embeddings", inference("openai", "embed"))
+    add_dialect_routes(app, node)
     add_inventory_routes(app, node)
     if lan_door:
         return app

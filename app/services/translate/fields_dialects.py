@@ -69,7 +69,16 @@ ANTHROPIC_TO_CHAT: Table = {
     "temperature": ("passed", ""),
     "top_p": ("passed", ""),
     "top_k": ("passed", "as top_k (llama.cpp, vLLM and Ollama read it)"),
-    "thinking": ("translated", "enabled -> reasoning_effort by budget_tokens; disabled -> not asked"),
+    "thinking": ("translated", "enabled -> reasoning_effort by budget_tokens (under 4096 low, under 16384 "
+                               "medium, else high); adaptive, between_tools -> medium; disabled -> not asked"),
+    "output_config": ("translated", "format json_schema -> response_format json_schema; effort -> "
+                                    "reasoning_effort (xhigh, max -> high)"),
+    "cache_control": ("dropped", "a prompt caching hint"),
+    "inference_geo": ("dropped", "where Anthropic runs the model; your machines run it"),
+    "speed": ("dropped", "Anthropic's scheduling hint"),
+    "diagnostics": ("dropped", "Anthropic's diagnostics request"),
+    "user_profile_id": ("dropped", "an end-user label"),
+    "workspace_id": ("dropped", "Anthropic's workspace"),
     "stream": ("translated", "stream, with usage asked for the job's token counts"),
     "metadata": ("dropped", "Anthropic's request tags"),
     "service_tier": ("dropped", "Anthropic's scheduling hint"),
