@@ -26,6 +26,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fail-mode", choices=[m for m in FAIL_MODES if m], default=None)
     parser.add_argument("--require-token", default=None)
     parser.add_argument("--reply-tokens", type=int, default=12)
+    parser.add_argument("--loaded", action="append", metavar="NAME", help="the models /api/ps lists (default: all)")
+    parser.add_argument("--props", action="store_true", help="answer llama.cpp's /props (tools and vision)")
     return parser.parse_args(argv)
 
 
@@ -33,7 +35,7 @@ async def serve(args: argparse.Namespace) -> None:
     opts = TinyModelOptions(
         models=args.models or ["tiny:latest"], api=args.api, first_byte_delay_s=args.first_byte_delay_s,
         tokens_per_s=args.tokens_per_s, fail_mode=args.fail_mode, require_token=args.require_token,
-        reply_tokens=args.reply_tokens,
+        reply_tokens=args.reply_tokens, llama_props=args.props, loaded=args.loaded,
     )
     stop, _ = stop_event(asyncio.get_running_loop())
     tiny = await start_tiny(opts, host=args.host, port=args.port)

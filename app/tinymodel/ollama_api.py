@@ -48,9 +48,11 @@ async def tags(request: web.Request) -> web.StreamResponse:
 
 async def ps(request: web.Request) -> web.StreamResponse:
     expires = (datetime.now(UTC) + timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
+    loaded = state_of(request).opts.loaded
     models = [{"name": m, "model": m, "size": _SIZE, "digest": _digest(m), "details": _details(),
                "expires_at": expires, "size_vram": 0, "context_length": 4096}
-              for m in state_of(request).opts.models]
+              for m in state_of(request).opts.models
+              if loaded is None or m in loaded]
     return await json_reply(request, {"models": models})
 
 
