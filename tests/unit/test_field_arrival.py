@@ -131,3 +131,70 @@ def test_answer_side_fields_are_known_fields() -> None:
     for source, name in ANSWER_SIDE:
         table = OLLAMA_TO_OPENAI if source == "ollama" else OPENAI_TO_OLLAMA
         assert table[name][0] in ("passed", "translated")
+
+
+# The two dialects: every passed or translated field changes the Chat Completions request made of it.
+RESPONSES_SAMPLES: dict[str, dict[str, Any]] = {
+    "model": {"model": "other"},
+    "input": {"input": "another"},
+    "input[].message": {"input": [{"role": "developer", "content": "x"}]},
+    "input[].input_image": {"input": [{"role": "user", "content": [
+        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]}]},
+    "input[].function_call": {"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}]},
+    "input[].function_call_output": {"input": [{"type": "function_call_output", "call_id": "c", "output": "1"}]},
+    "instructions": {"instructions": "be brief"},
+    "previous_response_id": {"previous_response_id": "resp_kept"},
+    "tools": {"tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]},
+    "tool_choice": {"tool_choice": "required"},
+    "parallel_tool_calls": {"parallel_tool_calls": False},
+    "text": {"text": {"format": {"type": "json_object"}}},
+    "max_output_tokens": {"max_output_tokens": 5},
+    "temperature": {"temperature": 0.5},
+    "top_p": {"top_p": 0.5},
+    "reasoning": {"reasoning": {"effort": "high"}},
+    "stream": {"stream": True},
+}
+ANSWER_SIDE_RESPONSES = {"store"}  # whether the answer is kept: checked in tests/node/test_responses_api.py
+
+ANTHROPIC_SAMPLES: dict[str, dict[str, Any]] = {
+    "model": {"model": "other"},
+    "max_tokens": {"max_tokens": 7},
+    "messages": {"messages": [{"role": "user", "content": "another"}]},
+    "messages[].content[].text": {"messages": [{"role": "user", "content": [{"type": "text", "text": "t"}]}]},
+    "messages[].content[].image": {"messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]}]},
+    "messages[].content[].tool_use": {"messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]},
+    "messages[].content[].tool_result": {"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": "1"}]}]},
+    "system": {"system": "be brief"},
+    "tools": {"tools": [{"name": "f", "input_schema": {"type": "object"}}]},
+    "tool_choice": {"tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "any"}},
+    "stop_sequences": {"stop_sequences": ["x"]},
+    "temperature": {"temperature": 0.5},
+    "top_p": {"top_p": 0.5},
+    "top_k": {"top_k": 5},
+    "thinking": {"thinking": {"type": "enabled", "budget_tokens": 2048}},
+    "output_config": {"output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}}},
+    "stream": {"stream": True},
+}
+
+
+def test_every_passed_or_translated_dialect_field_arrives() -> None:
+    from app.services.translate.anthropic_request import anthropic_to_chat
+    from app.services.translate.fields_dialects import ANTHROPIC_TO_CHAT, RESPONSES_TO_CHAT
+    from app.services.translate.resp_request import responses_to_chat
+
+    kept = [{"role": "user", "content": "earlier"}]
+    for table, samples, base, translate, skip in (
+            (RESPONSES_TO_CHAT, RESPONSES_SAMPLES, {"model": "m", "input": "hi"},
+             lambda b: responses_to_chat(b, kept if b.get("previous_response_id") else []), ANSWER_SIDE_RESPONSES),
+            (ANTHROPIC_TO_CHAT, ANTHROPIC_SAMPLES, {"model": "m", "max_tokens": 3,
+                                                    "messages": [{"role": "user", "content": "hi"}]},
+             anthropic_to_chat, set())):
+        names = [n for n, (fate, _) in table.items() if fate in ("passed", "translated") and n not in skip]
+        missing = [n for n in names if n not in samples]
+        assert not missing, f"give these fields a sample so their arrival is tested: {missing}"
+        before = translate(dict(base))
+        for name in names:
+            assert translate({**base, **samples[name]}) != before, f"{name} does not reach the chat request"
