@@ -163,3 +163,20 @@ def test_a_pw_key_in_x_api_key_is_checked_as_a_key(route: Route) -> None:
     with pytest.raises(anthropic.AuthenticationError):
         client(route, key="pw-not-a-real-key").messages.create(model="oa-model", max_tokens=5,
                                                                messages=[{"role": "user", "content": "hi"}])
+
+
+def test_a_valid_pw_key_in_x_api_key_names_the_caller(node_factory: Any, tiny_factory: Any) -> None:
+    from app.harness import NodeProc
+
+    engine = tiny_factory("--api", "openai", "--model", "oa-model")
+    node: NodeProc = node_factory("keyed").start()
+    node.cli("engines", "add", "oa", "--url", engine.url, "--api", "openai")
+    key = node.cli("keys", "create", "laptop", "--models", "oa-*").stdout.strip()
+    c = anthropic.Anthropic(base_url=node.url, api_key=key, max_retries=0)
+    raw = c.messages.with_raw_response.create(model="oa-model", max_tokens=5,
+                                              messages=[{"role": "user", "content": "hi"}])
+    job = next(j for j in node.cli_json("jobs") if j["id"] == raw.headers["x-pairwise-job"])
+    assert job["requester"]["key"] == "laptop" and job["requester"]["authenticated"] is True
+    with pytest.raises(anthropic.PermissionDeniedError, match="may use only models matching oa-") as refused:
+        c.messages.create(model="other", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+    assert refused.value.body["error"]["type"] == "permission_error"  # type: ignore[index]
