@@ -15,6 +15,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   └── BatchInvalid              batch/service.py: a batch or file the Batch API refuses (400)
     ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
     ├── Untranslatable                translate/refusal.py: a field that cannot cross to the upstream's API (400)
+    ├── Unsupported                   translate/refusal.py: a Responses/Anthropic field that cannot be honoured (400)
     ├── BodyError                     frontdoor/body.py: a request body refused (413, 400), with its status
     ├── CredentialError               the keyring is unavailable or a credential is missing
     │   ├── NoCredentialStore         secrets.py: no OS credential store on this machine (headless)

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from app.environment import environment
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
@@ -47,13 +47,21 @@ log = logging.getLogger(__name__)
 PIN_GONE_HEADER = "X-Pairwise-Pin-Gone"
 
 
+class ResultStream(Protocol):
+    """An answer's stream to the caller: a StreamSession, or a dialect's rewriting of one."""
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
+
+    async def close(self, *, cancelled: bool = False) -> None: ...
+
+
 @dataclass
 class InferenceResult:
     status: int
     content_type: str
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
-    stream: StreamSession | None = None
+    stream: ResultStream | None = None
     job: Workload | None = None  # the job that served it (the relay reads its serving node and engine)
 
 

@@ -20,12 +20,22 @@ def tool_to_call(tools: Any, last_role: str | None, forced: str | None = None) -
     return {"name": chosen.get("name", "tool"), "arguments": value_for(chosen.get("parameters") or {}, "tiny")}
 
 
+def more_calls(tools: Any, first: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """The first call and, up to ``count`` in all, one call of each further offered tool."""
+    others = [t.get("function") or {} for t in tools if isinstance(t, dict)][1:] if isinstance(tools, list) else []
+    return [first] + [{"name": f.get("name", "tool"), "arguments": value_for(f.get("parameters") or {}, "tiny")}
+                      for f in others[:max(0, count - 1)]]
+
+
 def value_for(schema: Any, word: str) -> Any:
     """A value that conforms to a (simple) JSON schema: objects, arrays, enums and scalar types."""
     if not isinstance(schema, dict):
         return word
     if schema.get("enum"):
         return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):  # the first alternative conforms
+        if isinstance(schema.get(key), list) and schema[key]:
+            return value_for(schema[key][0], word)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")

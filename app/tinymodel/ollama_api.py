@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
+from app.tinymodel.features import THINKING, json_answer, logprobs_of, more_calls, tool_to_call
 from app.tinymodel.options import TinyModelOptions
 from app.tinymodel.text import count_tokens, embed, reply_tokens
 from app.tinymodel.window import published, refusal
@@ -51,10 +51,11 @@ async def tags(request: web.Request) -> web.StreamResponse:
 async def ps(request: web.Request) -> web.StreamResponse:
     opts = state_of(request).opts
     expires = (datetime.now(UTC) + timedelta(minutes=5)).isoformat().replace("+00:00", "Z")
+    loaded = opts.loaded
     models = [{"name": m, "model": m, "size": _SIZE, "digest": _digest(m), "details": _details(),
                "expires_at": expires, "size_vram": 0,
                **({"context_length": opts.loaded_window or published(opts)} if published(opts) else {})}
-              for m in opts.models]
+              for m in opts.models if loaded is None or m in loaded]
     return await json_reply(request, {"models": models})
 
 
@@ -144,6 +145,7 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
     if too_long is not None:
         return too_long
     text, call, thinking = _extras(body, tokens, chat)
+    calls = more_calls(body.get("tools"), call, state_of(request).opts.tool_calls) if call else []
     pieces = tokens if text == "".join(tokens) else [text]
     top = int(body.get("top_logprobs") or 1)
 
@@ -163,7 +165,7 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
     if body.get("stream", True) is False:
         whole = final("" if call else text)
         if call:
-            whole["message"]["tool_calls"] = [{"function": call}]
+            whole["message"]["tool_calls"] = [{"function": c} for c in calls]
         if thinking:
             (whole["message"] if chat else whole)["thinking"] = thinking
         if body.get("logprobs") and not call:
@@ -179,7 +181,8 @@ async def _respond(request: web.Request, body: dict[str, Any], prompt: str, chat
             lines.append(line)
     if call:
         lines.append({"model": model, "created_at": _now(),
-                      "message": {"role": "assistant", "content": "", "tool_calls": [{"function": call}]}, "done": False})
+                      "message": {"role": "assistant", "content": "", "tool_calls": [{"function": c} for c in calls]},
+                      "done": False})
     else:
         lines += [{"model": model, "created_at": _now(), **piece(p, i), "done": False} for i, p in enumerate(pieces)]
     lines.append(final(""))

@@ -31,6 +31,12 @@ class TinyModelOptions:
     long_line_bytes: int = 50 * 1024 * 1024
     embedding_dim: int = 8
     require_token: str | None = None
+    # The models /api/ps reports loaded (Ollama API); None: every model.
+    loaded: list[str] | None = None
+    # Answer llama.cpp's GET /props (OpenAI API): a template that takes tools, and vision.
+    llama_props: bool = False
+    # Tool calls in one answer (Ollama API): one per offered tool, up to this many.
+    tool_calls: int = 1
     # Length of a reply when the request sets no lower max_tokens/num_predict.
     reply_tokens: int = 12
     # The context window (window.py): None publishes 4096 and enforces nothing; set, it is published

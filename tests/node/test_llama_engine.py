@@ -135,3 +135,22 @@ def constrained_answers_and_a_forced_tool_call(node: NodeProc) -> None:
     assert call.function.name == "get_weather" and is_json_object_prefix(call.function.arguments)
     if called.choices[0].finish_reason != "length":
         assert isinstance(json.loads(call.function.arguments)["city"], str)
+
+
+@pytest.mark.llama
+def test_an_ollama_tool_result_round_trip(llama_server: str, node_factory: type[NodeProc]) -> None:
+    """An Ollama client's second turn after a tool call: the assistant turn's content is "" (the
+    ollama client sends it so), which must reach llama.cpp's server as "" (it refuses null)."""
+    node = node_factory("llama").start()
+    node.cli("engines", "add", "llama", "--url", llama_server, "--api", "openai")
+    oll = ollama.Client(host=node.url)
+    messages: list[Any] = [
+        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+        {"role": "tool", "tool_name": "get_weather", "content": "sunny, 21 C"},
+    ]
+    answer = oll.chat(model="smollm2", messages=messages, tools=[WEATHER], options={"num_predict": 8})
+    assert answer.done and answer.done_reason in ("stop", "length")
+    assert isinstance(answer.message.content, str) and answer.eval_count is not None
+    assert node.cli_json("jobs")[0]["state"] == "completed"

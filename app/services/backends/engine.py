@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.backends.engine_facts import Shows, add_engine_facts
 from app.services.backends.http_open import error_text
 from app.services.backends.stream_client import StreamClient
 from app.services.backends.windows import (
@@ -46,6 +47,7 @@ class EngineUpstream(Upstream):
         self._client = make_client(extra_ca=extra_ca, read_timeout_s=10.0)  # model lists
         self._streams = StreamClient(outbound_ssl_context(extra_ca))  # inference (the data plane)
         self._models: list[ModelEntry] = []
+        self._shows: Shows = {}  # an Ollama engine's /api/show answers, by model and digest
         self.models_fetched_at = 0.0
         self.last_error: str | None = None
         # What /api/show said of each model (it does not change while the name stays): (num_ctx, trained).
@@ -80,6 +82,7 @@ class EngineUpstream(Upstream):
         self.last_error = None
         models = parse_model_list(self.decl.api, data)
         await self._learn_windows(models)
+        await add_engine_facts(self._client, self.decl.url, self._headers, self.decl.api, models, self._shows)
         self._models = models
         self.models_fetched_at = time.monotonic()
 

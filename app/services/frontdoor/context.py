@@ -9,12 +9,14 @@ from app.services.frontdoor.control import ControlNode, ControlRoute
 from app.services.keys.auth import CallerNode, Middleware
 
 if TYPE_CHECKING:
+    from app.services.backends.engines import EngineManager
     from app.services.inference import InferenceService
     from app.services.routing.registry import UpstreamRegistry
 
 
 class DoorNode(CallerNode, ControlNode, Protocol):
     inference: InferenceService
+    engines: EngineManager  # the management routes name this node's engines
     registry: UpstreamRegistry
     door_checks: list[Middleware]  # run after the loopback rule (the keys feature's optional key)
     extra_door_routes: list[ControlRoute]  # a feature's API routes at the loopback door (/v1/batches)

@@ -11,7 +11,9 @@ from app.services.backends.engine import EngineUpstream
 from app.services.frontdoor.http import read_json_body, shaped_error
 from app.services.frontdoor.listing import (
     OLLAMA_API_VERSION,
+    engine_show,
     iso,
+    loaded_row,
     looks_like_embedding,
     ollama_row,
     openai_row,
@@ -43,10 +45,20 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
         return web.json_response({"models": [ollama_row(n, d) for n, d, _ in merged(request)]})
 
     async def ps(request: web.Request) -> web.Response:
+        # What the engines report loaded (backends/engine_facts.py), through peers too; a rented node
+        # that may serve now holds its model.
+        await node.refresh_stale()
         running = []
-        for name, details, _ in merged(request):
-            row = ollama_row(name, details)
-            row.update({"expires_at": iso(time.time() + 300), "size_vram": 0})
+        for _canonical, owners in sorted(node.registry.inventory().items()):
+            listed = [(u, e) for u, e in owners if u.listed and key_allows(request, e.name)]
+            rows = [loaded_row(e.name, e.details) for u, e in listed]
+            row = next((r for r in rows if r is not None), None)
+            if row is None:
+                rented = next((e for u, e in listed if u.kind == "rented" and u.ineligible_reason() is None), None)
+                if rented is None:
+                    continue
+                row = ollama_row(rented.name, rented.details)
+                row.update({"expires_at": iso(time.time() + 300), "size_vram": 0})
             running.append(row)
         return web.json_response({"models": running})
 
@@ -65,6 +77,9 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
         if not owners:
             return shaped_error("ollama", 404, f"model '{name}' not found")
         upstream, entry = owners[0]
+        said = engine_show(entry.details)
+        if said is not None and not isinstance(upstream, EngineUpstream):
+            return web.json_response(said)  # a peer's engine's answer, as the owning node got it
         if isinstance(upstream, EngineUpstream):
             passed = await upstream.show(entry.name)  # an Ollama engine's own answer, as it gave it
             if passed is not None:

@@ -61,6 +61,23 @@ def ollama_row(name: str, details: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def engine_show(details: dict[str, Any]) -> dict[str, Any] | None:
+    """The engine's own /api/show answer as the owning node got it (a peer passes it on), if any."""
+    show = details.get("show")
+    return show if isinstance(show, dict) and show else None
+
+
+def loaded_row(name: str, details: dict[str, Any]) -> dict[str, Any] | None:
+    """An /api/ps row when the engine that serves the model says it holds it loaded."""
+    loaded = details.get("loaded")
+    if not isinstance(loaded, dict):
+        return None
+    row = ollama_row(name, details)
+    row.update({"expires_at": loaded.get("expires_at") or "0001-01-01T00:00:00Z",
+                "size_vram": loaded.get("size_vram") or 0})
+    return row
+
+
 def openai_row(model_id: str, details: dict[str, Any]) -> dict[str, Any]:
     return {"id": model_id, "object": "model", "created": created_of(details),
             "owned_by": details.get("owned_by") or "pairwise"}
@@ -82,7 +99,9 @@ def synthesized_show(name: str, details: dict[str, Any], embedding: bool) -> dic
     return {
         "modelfile": "", "parameters": "", "template": "",
         "details": row["details"], "model_info": model_info,
-        # An embedding model by its name does nothing else; another model that also embeds does both.
-        "capabilities": ([] if looks_like_embedding(name) else ["completion"]) + (["embedding"] if embedding else []),
+        # What the engine says its model does (llama.cpp's /props), else: an embedding model by its name
+        # does nothing else; another model that also embeds does both.
+        "capabilities": (list(said) if (said := details.get("capabilities")) and isinstance(said, list) else
+                         [] if looks_like_embedding(name) else ["completion"]) + (["embedding"] if embedding else []),
         "modified_at": row["modified_at"],
     }

@@ -9,8 +9,10 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from app.services.frontdoor.dialects import add_dialect_routes
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
 from app.services.frontdoor.inventory_routes import add_inventory_routes
+from app.services.frontdoor.misses import add_management_routes, shaped_misses
 from app.services.keys.auth import Middleware, caller_for, model_refusal
 from app.services.translate.shapes import Api, Operation
 
@@ -92,6 +94,7 @@ def build_frontdoor(node: DoorNode, *, lan_door: Middleware | None = None) -> we
     """The loopback front door (keys optional, control API included), or with ``lan_door`` the
     LAN door: the same two APIs behind that key-checking middleware, without the control API."""
     doors: list[Middleware] = [lan_door] if lan_door else [loopback_only, *node.door_checks]
+    doors.append(shaped_misses)  # innermost: it sees the router's misses
     app = web.Application(middlewares=doors, client_max_size=node.settings.max_body_bytes)
 
     async def add_node_header(request: web.Request, response: web.StreamResponse) -> None:
@@ -119,6 +122,8 @@ def build_frontdoor(node: DoorNode, *, lan_door: Middleware | None = None) -> we
     app.router.add_post("/v1/chat/completions", inference("openai", "chat"))
     app.router.add_post("/v1/completions", inference("openai", "complete"))
     app.router.add_post("/v1/embeddings", inference("openai", "embed"))
+    add_dialect_routes(app, node)
+    add_management_routes(app, node)
     add_inventory_routes(app, node)
     if lan_door:
         return app

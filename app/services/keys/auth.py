@@ -56,9 +56,12 @@ def api_of(path: str) -> Api:
 
 
 def bearer_of(request: web.Request) -> str | None:
+    """The key a caller presents: a bearer token, or (Anthropic's clients) the x-api-key header."""
     value = request.headers.get("Authorization", "")
     scheme, _, token = value.partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.headers.get("x-api-key", "").strip() or None
 
 
 def _unauthorized(request: web.Request, exc: KeyRefused) -> web.Response:

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from app.services.translate import logprobs
+from app.services.translate.forced import answer_as_call, forced_functions
 from app.services.translate.messages_out import (
     ollama_done_reason,
     ollama_message_to_openai,
@@ -15,6 +16,7 @@ from app.services.translate.messages_out import (
 )
 from app.services.translate.responses import Usage, now_rfc3339, ollama_done_fields, openai_usage
 from app.services.translate.shapes import Api, Operation
+from app.services.translate.tool_calls import call_id
 
 
 def usage_of(api: Api, body: dict[str, Any]) -> Usage:
@@ -29,11 +31,29 @@ def translate_body(upstream: Api, client: Api, operation: Operation, body: dict[
     if upstream == client:
         return {**body, "model": model} if "model" in body else body
     if operation in ("embed", "embed_legacy"):
-        return _embeddings(upstream, operation, body, model, client_body.get("encoding_format"))
+        return _embeddings(upstream, operation, body, model, client_body.get("encoding_format"), started_ns)
     usage = usage_of(upstream, body)
     if upstream == "openai":
         return _to_ollama(operation, body, model, usage, started_ns)
-    return _to_openai(operation, body, model, usage)
+    out = _to_openai(operation, body, model, usage)
+    if operation == "chat":
+        shape_calls(out["choices"][0], client_body)
+    return out
+
+
+def shape_calls(choice: dict[str, Any], client_body: dict[str, Any]) -> None:
+    """What the OpenAI caller asked of tool calls that Ollama cannot do itself: a forced call (the
+    constrained answer is the call) and ``parallel_tool_calls: false`` (the first call only)."""
+    message = choice["message"]
+    forced = forced_functions(client_body)
+    if forced and not message.get("tool_calls"):
+        name, arguments = answer_as_call(message.get("content") or "", forced)
+        message["tool_calls"] = [{"id": call_id(arguments, 0), "type": "function",
+                                  "function": {"name": name, "arguments": arguments}}]
+        message["content"] = None
+        choice["finish_reason"] = "tool_calls"
+    if client_body.get("parallel_tool_calls") is False and message.get("tool_calls"):
+        message["tool_calls"] = message["tool_calls"][:1]
 
 
 def _to_ollama(operation: Operation, body: dict[str, Any], model: str, usage: Usage, started_ns: int) -> dict[str, Any]:
@@ -67,13 +87,15 @@ def _to_openai(operation: Operation, body: dict[str, Any], model: str, usage: Us
 
 
 def _embeddings(upstream: Api, operation: Operation, body: dict[str, Any], model: str,
-                encoding_format: Any) -> dict[str, Any]:
+                encoding_format: Any, started_ns: int) -> dict[str, Any]:
     if upstream == "openai":
         vectors = [_floats(item.get("embedding", [])) for item in sorted(body.get("data") or [], key=lambda d: d.get("index", 0))]
         if operation == "embed_legacy":
             return {"embedding": vectors[0] if vectors else []}
         prompt_tokens = (body.get("usage") or {}).get("prompt_tokens", 0)
-        return {"model": model, "embeddings": vectors, "prompt_eval_count": prompt_tokens}
+        # Ollama always sends its durations (some clients' schemas require them); the load is the engine's own.
+        return {"model": model, "embeddings": vectors, "total_duration": time.monotonic_ns() - started_ns,
+                "load_duration": 0, "prompt_eval_count": prompt_tokens}
     vectors = body.get("embeddings") or ([body["embedding"]] if "embedding" in body else [])
     prompt_tokens = body.get("prompt_eval_count") or 0
     return {

@@ -26,7 +26,7 @@ OLLAMA_TO_OPENAI: Table = {
     "system": ("translated", "put before the prompt (generate)"),
     "suffix": ("passed", "completions suffix"),
     "raw": ("dropped", "/v1/completions takes the prompt as is (raw)"),
-    "images": ("refused", "/v1/completions takes no images; use /api/chat"),
+    "images": ("refused", "/v1/completions takes no images; use /api/chat (an empty list is no images)"),
     "template": ("refused", "an OpenAI-API engine applies its own template"),
     "context": ("refused", "token context of an earlier answer has no OpenAI counterpart"),
     "tools": ("passed", "same shape in both APIs"),
@@ -41,6 +41,9 @@ OLLAMA_TO_OPENAI: Table = {
     "truncate": ("dropped", "OpenAI engines refuse too-long input either way"),
     "dimensions": ("passed", "embeddings dimensions"),
     "options": ("translated", "see options.*"),
+    "max_output_tokens": ("dropped", "not an Ollama field (Ollama ignores it); the budget is options.num_predict"),
+    "temperature": ("dropped", "not an Ollama field at the top level (Ollama ignores it); use options.temperature"),
+    "top_p": ("dropped", "not an Ollama field at the top level (Ollama ignores it); use options.top_p"),
     "options.temperature": ("passed", ""),
     "options.top_p": ("passed", ""),
     "options.seed": ("passed", ""),
@@ -59,7 +62,7 @@ OLLAMA_TO_OPENAI: Table = {
     "options.use_mmap": ("dropped", "a load hint"),
     "options.numa": ("dropped", "a load hint"),
     "options.low_vram": ("dropped", "a load hint"),
-    "options.repeat_penalty": ("refused", "no OpenAI counterpart"),
+    "options.repeat_penalty": ("passed", "as repeat_penalty (llama.cpp and vLLM read it)"),
     "options.repeat_last_n": ("refused", "no OpenAI counterpart"),
     "options.typical_p": ("refused", "no OpenAI counterpart"),
     "options.mirostat": ("refused", "no OpenAI counterpart"),
@@ -81,8 +84,9 @@ OPENAI_TO_OLLAMA: Table = {
     "suffix": ("passed", "generate suffix"),
     "tools": ("passed", "same shape in both APIs"),
     "tool_choice": ("translated", "\"auto\" as is; \"none\" sends no tools; \"required\" or a named "
-                                  "function is refused (Ollama cannot force a call)"),
-    "parallel_tool_calls": ("translated", "true is Ollama's behaviour; false is refused"),
+                                  "function: the answer is constrained (format) to the tool's parameters and "
+                                  "comes back as that call"),
+    "parallel_tool_calls": ("translated", "true is Ollama's behaviour; false keeps the first call"),
     "response_format": ("translated", "json_object -> format \"json\"; json_schema -> format schema"),
     "reasoning_effort": ("translated", "think level"),
     "temperature": ("translated", "options.temperature"),
@@ -118,17 +122,11 @@ OPENAI_TO_OLLAMA: Table = {
 
 
 
+def is_empty(value: object) -> bool:
+    """Ollama reads an empty value as an absent one (litellm sends ``"images": []`` on every generate)."""
+    return value is None or value == "" or value == [] or value == {}
+
+
 def fate(table: Table, name: str) -> Fate:
     """A field's fate; a field the table does not know is refused."""
     return table.get(name, ("refused", ""))[0]
-
-
-def markdown() -> str:
-    """The README's field tables, from the tables above."""
-    lines = []
-    for title, table in (("An Ollama caller, an OpenAI-API engine", OLLAMA_TO_OPENAI),
-                         ("An OpenAI caller, an Ollama-API engine", OPENAI_TO_OLLAMA)):
-        lines += [f"**{title}** (any other field is refused by name)", "", "| field | fate | how |", "| --- | --- | --- |"]
-        lines += [f"| `{name}` | {fate_} | {how.replace('|', '/')} |" for name, (fate_, how) in table.items()]
-        lines.append("")
-    return "\n".join(lines)

@@ -17,4 +17,4 @@ def make_stream_translator(upstream: Api, client: Api, operation: Operation, req
         return PassThrough(client, requested, upstream_model, keep_usage_chunk=wants_usage_chunk(client_body))
     if upstream == "openai":
         return OpenAIToOllama(operation, requested)
-    return OllamaToOpenAI(operation, requested, wants_usage_chunk(client_body))
+    return OllamaToOpenAI(operation, requested, wants_usage_chunk(client_body), client_body)

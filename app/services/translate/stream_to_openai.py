@@ -11,17 +11,26 @@ import time
 from typing import Any
 
 from app.services.translate import logprobs
+from app.services.translate.forced import answer_as_call, forced_functions
 from app.services.translate.messages_out import ollama_calls_to_openai_deltas
 from app.services.translate.responses import StreamTranslator, Usage, openai_usage, sse
 from app.services.translate.shapes import Operation
+from app.services.translate.tool_calls import call_id
 
 
 class OllamaToOpenAI(StreamTranslator):
     content_type = "text/event-stream"
 
-    def __init__(self, operation: Operation, model: str, include_usage: bool) -> None:
+    def __init__(self, operation: Operation, model: str, include_usage: bool,
+                 client_body: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.operation, self.model, self.include_usage = operation, model, include_usage
+        client_body = client_body or {}
+        # A forced call arrives as constrained text, gathered and sent as the call at the end;
+        # parallel_tool_calls false keeps the first call.
+        self._forced = forced_functions(client_body) if operation == "chat" else []
+        self._forced_text: list[str] = []
+        self._one_call = client_body.get("parallel_tool_calls") is False
         self._id = f"{'chatcmpl' if operation == 'chat' else 'cmpl'}-{time.time_ns():x}"
         self._created = int(time.time())
         self._sent_role = False
@@ -50,6 +59,12 @@ class OllamaToOpenAI(StreamTranslator):
                 self._sent_role = True
                 out += self._chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
             out += self._content(obj)
+            if obj.get("done") and self._forced and not self._calls:
+                name, arguments = answer_as_call("".join(self._forced_text), self._forced)
+                out += self._chunk([self._choice({"tool_calls": [{
+                    "index": 0, "id": call_id(arguments, 0), "type": "function",
+                    "function": {"name": name, "arguments": arguments}}]}, "", None, None)])
+                self._calls = 1
             if obj.get("done"):
                 self.finished_cleanly = True
                 self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
@@ -64,13 +79,19 @@ class OllamaToOpenAI(StreamTranslator):
         message = obj.get("message") or {}
         text = message.get("content", "") if self.operation == "chat" else obj.get("response", "")
         delta: dict[str, Any] = {}
+        if text and self._forced:
+            self._forced_text.append(text)
+            text = ""
         if text:
             delta["content"] = text
         if message.get("thinking") or obj.get("thinking"):
             delta["reasoning_content"] = message.get("thinking") or obj.get("thinking")
-        if message.get("tool_calls"):
-            delta["tool_calls"] = ollama_calls_to_openai_deltas(message["tool_calls"], self._calls)
-            self._calls += len(message["tool_calls"])
+        calls = message.get("tool_calls") or []
+        if calls and self._one_call:
+            calls = calls[:1] if not self._calls else []
+        if calls:
+            delta["tool_calls"] = ollama_calls_to_openai_deltas(calls, self._calls)
+            self._calls += len(calls)
         items = obj.get("logprobs")
         if not delta and not items:
             return b""

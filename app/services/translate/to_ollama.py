@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.services.translate.fields import OPENAI_TO_OLLAMA, fate
+from app.services.translate.fields import OPENAI_TO_OLLAMA, fate, is_empty
+from app.services.translate.forced import forced_format, forced_functions
 from app.services.translate.images import base64_of
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.shapes import Operation, wants_stream
@@ -15,9 +16,6 @@ from app.services.translate.tool_calls import names_by_id, openai_calls_to_ollam
 TO_OPTIONS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "seed": "seed",
               "stop": "stop", "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
               "max_tokens": "num_predict", "max_completion_tokens": "num_predict"}
-READ = {"model", "messages", "prompt", "suffix", "tools", "tool_choice", "parallel_tool_calls", "response_format",
-        "reasoning_effort", "n", "logprobs", "top_logprobs", "stream", "stream_options", "input", "dimensions",
-        "encoding_format", *TO_OPTIONS}
 
 
 def refuse(field: str, why: str | None = None) -> Untranslatable:
@@ -27,7 +25,7 @@ def refuse(field: str, why: str | None = None) -> Untranslatable:
 
 def openai_to_ollama(operation: Operation, body: dict[str, Any], model: str) -> dict[str, Any]:
     for name, value in body.items():
-        if value is not None and name not in READ and fate(OPENAI_TO_OLLAMA, name) == "refused":
+        if not is_empty(value) and fate(OPENAI_TO_OLLAMA, name) == "refused":
             raise refuse(name)
     out: dict[str, Any] = {"model": model}
     if operation in ("embed", "embed_legacy"):
@@ -37,10 +35,11 @@ def openai_to_ollama(operation: Operation, body: dict[str, Any], model: str) -> 
         return out
     if (body.get("n") or 1) != 1:
         raise refuse("n", "Ollama makes one answer per request; send n requests")
+    forced = forced_functions(body) if operation == "chat" else []
     if operation == "chat":
         out["messages"] = messages_to_ollama(body.get("messages") or [])
         tools = tools_to_ollama(body)
-        if tools:
+        if tools and not forced:  # a forced call is the constrained answer itself
             out["tools"] = tools
     else:
         out["prompt"] = "".join(text_input(body.get("prompt", ""), "prompt"))
@@ -50,7 +49,7 @@ def openai_to_ollama(operation: Operation, body: dict[str, Any], model: str) -> 
     options = {target: body[name] for name, target in TO_OPTIONS.items() if body.get(name) is not None}
     if options:
         out["options"] = options
-    fmt = format_of(body.get("response_format"))
+    fmt = forced_format(forced) if forced else format_of(body.get("response_format"))
     if fmt is not None:
         out["format"] = fmt
     if body.get("reasoning_effort") is not None:
@@ -76,12 +75,11 @@ def text_input(value: Any, field: str) -> list[str] | str:
 
 def tools_to_ollama(body: dict[str, Any]) -> list[Any]:
     choice = body.get("tool_choice")
-    if body.get("parallel_tool_calls") is False:
-        raise refuse("parallel_tool_calls", "Ollama cannot be limited to one tool call per answer")
     if choice == "none":
         return []  # no tool may be called: the same as offering none
-    if choice not in (None, "auto"):
-        raise refuse("tool_choice", "Ollama cannot force a tool call; use \"auto\" or an OpenAI-API engine")
+    if isinstance(choice, dict) and not forced_functions(body):
+        name = (choice.get("function") or {}).get("name")
+        raise refuse("tool_choice", f"it names the function {name!r}, which is not among the tools offered")
     return list(body.get("tools") or [])
 
 

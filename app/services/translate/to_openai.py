@@ -7,22 +7,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.services.translate.fields import OLLAMA_TO_OPENAI, fate
+from app.services.translate.fields import OLLAMA_TO_OPENAI, fate, is_empty
 from app.services.translate.images import data_url
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.shapes import Operation, wants_stream
 from app.services.translate.tool_calls import ToolCallIds, ollama_calls_to_openai
 
-SAME_OPTIONS = ("temperature", "top_p", "seed", "stop", "presence_penalty", "frequency_penalty", "top_k", "min_p")
-# Top-level fields read by the code below; the others must be dropped hints or are refused.
-READ = {"model", "messages", "prompt", "system", "suffix", "tools", "format", "think", "logprobs",
-        "top_logprobs", "stream", "input", "dimensions", "options", "raw", "keep_alive", "truncate"}
+SAME_OPTIONS = ("temperature", "top_p", "seed", "stop", "presence_penalty", "frequency_penalty", "top_k", "min_p",
+                "repeat_penalty")
 
 
 def refuse_unknown(body: dict[str, Any], prefix: str = "") -> None:
+    """Refuses the first field the table refuses (or does not know); an empty value is an absent one."""
     for name, value in body.items():
         path = prefix + name
-        if value is None or (prefix == "" and name in READ):
+        if is_empty(value):
             continue
         if fate(OLLAMA_TO_OPENAI, path) == "refused":
             why = OLLAMA_TO_OPENAI.get(path, ("refused", "the OpenAI API has no such field"))[1]
@@ -71,7 +70,7 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
 def options_to_openai(options: dict[str, Any], context_length: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in options.items():
-        if value is None:
+        if is_empty(value):
             continue
         if name in SAME_OPTIONS:
             out[name] = value
@@ -121,9 +120,9 @@ def messages_to_openai(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if message.get("tool_calls"):
             seed = json.dumps(message["tool_calls"], sort_keys=True) + str(index)
             converted["tool_calls"] = ollama_calls_to_openai(message["tool_calls"], seed)
+            # Ollama's content is a string, "" when absent (the ollama client leaves "" out), and stays
+            # one: llama.cpp's server refuses a null content.
             ids.called(converted["tool_calls"])
-            if not text:
-                converted["content"] = None
         if role == "tool":
             converted["tool_call_id"] = ids.answer(message.get("tool_name"))
         out.append(converted)

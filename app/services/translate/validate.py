@@ -7,6 +7,7 @@ a 400 that names the field by its path, e.g. ``messages[2].content``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -182,6 +183,19 @@ OPENAI: dict[Operation, Fields] = {
 OPENAI["embed_legacy"] = OPENAI["embed"]
 
 
+def refuse_non_finite(value: Any, path: str) -> None:
+    """NaN and Infinity are not JSON (Python's parser takes them; Ollama's and OpenAI's refuse them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidRequest(path or "body", "a finite number (NaN and Infinity are not JSON)")
+    if isinstance(value, dict):
+        for name, item in value.items():
+            refuse_non_finite(item, f"{path}.{name}" if path else str(name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            refuse_non_finite(item, f"{path}[{index}]")
+
+
 def validate_request(api: Api, operation: Operation, body: dict[str, Any]) -> None:
     """Raises InvalidRequest naming the first field of the wrong type."""
     (OLLAMA if api == "ollama" else OPENAI)[operation](body, "")
+    refuse_non_finite(body, "")

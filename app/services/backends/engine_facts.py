@@ -1,0 +1,72 @@
+"""What an engine says of its models beyond its model list, kept in each entry's details so the
+listings tell the truth through every hop (peers get them with the inventory):
+
+- ``show``: an Ollama engine's own /api/show answer (capabilities, model_info with the context
+  length, template, parameters, details), fetched once per model and digest; its license and
+  modelfile (which repeats the license) are left out, being long and of no use to a client's choice.
+- ``capabilities``: what an OpenAI-API engine says its model does: llama.cpp's /props
+  (``chat_template_caps.supports_tools`` -> tools, ``modalities.vision`` -> vision).
+- ``loaded``: whether the engine holds the model loaded now: an Ollama engine's /api/ps row
+  (``expires_at``, ``size_vram``); a model an OpenAI-API server lists is one it serves, loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from app.services.backends.base import ModelEntry
+from app.services.translate.shapes import Api
+
+Shows = dict[tuple[str, str], dict[str, Any]]
+
+
+async def _json(client: httpx.AsyncClient, method: str, url: str, headers: dict[str, str],
+                body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    try:
+        response = await client.request(method, url, headers=headers, json=body, timeout=10.0)
+        answer = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def trimmed_show(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k not in ("license", "modelfile", "tensors")}
+
+
+def props_capabilities(props: dict[str, Any]) -> list[str]:
+    caps = ["completion"]
+    template_caps = props.get("chat_template_caps") or {}
+    if isinstance(template_caps, dict) and template_caps.get("supports_tools"):
+        caps.append("tools")
+    modalities = props.get("modalities") or {}
+    if isinstance(modalities, dict) and modalities.get("vision"):
+        caps.append("vision")
+    return caps
+
+
+async def add_engine_facts(client: httpx.AsyncClient, url: str, headers: dict[str, str], api: Api,
+                           models: list[ModelEntry], shows: Shows) -> None:
+    if api == "ollama":
+        ps = await _json(client, "GET", url + "/api/ps", headers)
+        loaded = {row.get("name") or row.get("model"): row for row in (ps or {}).get("models") or []
+                  if isinstance(row, dict)}
+        for entry in models:
+            key = (entry.name, str(entry.details.get("digest") or ""))
+            if key not in shows:
+                answer = await _json(client, "POST", url + "/api/show", headers, {"model": entry.name})
+                if answer is not None:
+                    shows[key] = trimmed_show(answer)
+            if key in shows:
+                entry.details["show"] = shows[key]
+            row = loaded.get(entry.name)
+            if row is not None:
+                entry.details["loaded"] = {"expires_at": row.get("expires_at"), "size_vram": row.get("size_vram", 0)}
+        return
+    props = await _json(client, "GET", url + "/props", headers)
+    for entry in models:
+        entry.details["loaded"] = {"expires_at": None, "size_vram": 0}
+        if props is not None:
+            entry.details["capabilities"] = props_capabilities(props)

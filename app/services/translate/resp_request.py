@@ -1,0 +1,172 @@
+"""An OpenAI Responses request (/v1/responses) as a Chat Completions request.
+
+What each field becomes is in fields_dialects.RESPONSES_TO_CHAT (also the README's table). A field
+the table refuses, a built-in tool, or an input item of a kind with no counterpart is refused by
+name (Unsupported, a 400 naming the field), before any engine is asked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.services.translate.fields import fate, is_empty
+from app.services.translate.fields_dialects import RESPONSES_TO_CHAT
+from app.services.translate.refusal import Unsupported
+from app.services.translate.validate import (
+    BOOL,
+    INT,
+    NUMBER,
+    OBJECT,
+    STRING,
+    InvalidRequest,
+    fields,
+    list_of,
+    one_of,
+)
+
+ChatMessage = dict[str, Any]
+
+CHECK = fields({
+    "model": STRING, "instructions": STRING, "previous_response_id": STRING, "store": BOOL, "stream": BOOL,
+    "input": one_of("a string or a list of input items", STRING, list_of(OBJECT, "input items")),
+    "tools": list_of(fields({"type": STRING}, required=("type",)), "tool objects"),
+    "tool_choice": one_of("\"none\", \"auto\", \"required\" or a tool object", STRING, OBJECT),
+    "parallel_tool_calls": BOOL, "max_output_tokens": INT, "temperature": NUMBER, "top_p": NUMBER,
+    "text": fields({"format": fields({"type": STRING, "name": STRING, "schema": OBJECT, "strict": BOOL},
+                                     required=("type",))}),
+    "reasoning": fields({"effort": STRING, "summary": STRING}),
+}, required=("model",))
+
+
+def refuse(field: str, why: str) -> Unsupported:
+    return Unsupported(field, "the Responses API", why)
+
+
+def validate_responses(body: dict[str, Any]) -> None:
+    CHECK(body, "")
+    for name, value in body.items():
+        if not is_empty(value) and fate(RESPONSES_TO_CHAT, name) == "refused":
+            why = RESPONSES_TO_CHAT.get(name, ("refused", "not a field of the Responses API Pairwise knows"))[1]
+            raise refuse(name, why)
+
+
+def responses_to_chat(body: dict[str, Any], history: list[ChatMessage]) -> dict[str, Any]:
+    """The Chat Completions body; ``history`` is the stored conversation of previous_response_id."""
+    validate_responses(body)
+    messages: list[ChatMessage] = []
+    if body.get("instructions"):
+        messages.append({"role": "system", "content": body["instructions"]})
+    messages += history
+    messages += input_messages(body.get("input"))
+    out: dict[str, Any] = {"model": body["model"], "messages": messages}
+    tools = [tool_to_chat(tool, f"tools[{i}]") for i, tool in enumerate(body.get("tools") or [])]
+    if tools:
+        out["tools"] = tools
+    if body.get("tool_choice") is not None:
+        out["tool_choice"] = tool_choice_to_chat(body["tool_choice"])
+    for name in ("parallel_tool_calls", "temperature", "top_p"):
+        if body.get(name) is not None:
+            out[name] = body[name]
+    if body.get("max_output_tokens") is not None:
+        out["max_tokens"] = body["max_output_tokens"]
+    fmt = ((body.get("text") or {}).get("format")) or {}
+    if fmt.get("type") == "json_object":
+        out["response_format"] = {"type": "json_object"}
+    elif fmt.get("type") == "json_schema":
+        out["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": fmt.get("name") or "response", "schema": fmt.get("schema") or {}, "strict": bool(fmt.get("strict"))}}
+    effort = (body.get("reasoning") or {}).get("effort")
+    if effort in ("minimal", "low", "medium", "high"):
+        out["reasoning_effort"] = "low" if effort == "minimal" else effort
+    if body.get("stream"):
+        out["stream"] = True
+        out["stream_options"] = {"include_usage": True}
+    return out
+
+
+def input_messages(value: Any) -> list[ChatMessage]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    out: list[ChatMessage] = []
+    for index, item in enumerate(value):
+        kind = item.get("type") or ("message" if "role" in item else None)
+        path = f"input[{index}]"
+        if kind == "message":
+            out.append(message_to_chat(item, path))
+        elif kind == "function_call":
+            call = {"id": item.get("call_id") or item.get("id") or f"call_{index}", "type": "function",
+                    "function": {"name": item.get("name", ""), "arguments": item.get("arguments") or "{}"}}
+            last = out[-1] if out else None
+            if last is not None and last["role"] == "assistant" and "tool_calls" in last:
+                last["tool_calls"].append(call)  # one assistant turn holds every call it made
+            else:
+                out.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        elif kind == "function_call_output":
+            output = item.get("output")
+            text = output if isinstance(output, str) else parts_text(output or [], f"{path}.output")
+            out.append({"role": "tool", "tool_call_id": item.get("call_id", ""), "content": text})
+        elif kind == "reasoning":
+            continue
+        else:
+            raise refuse(f"{path}.type", f"input items of type {kind!r} have no counterpart here")
+    return out
+
+
+def message_to_chat(item: dict[str, Any], path: str) -> ChatMessage:
+    role = item.get("role", "user")
+    role = "system" if role == "developer" else role
+    content = item.get("content")
+    if content is None or isinstance(content, str):
+        return {"role": role, "content": content or ""}
+    if not isinstance(content, list):
+        raise InvalidRequest(f"{path}.content", "a string or a list of content parts")
+    if role != "user" or all(p.get("type") in ("input_text", "output_text", "text") for p in content):
+        return {"role": role, "content": parts_text(content, f"{path}.content")}
+    parts: list[dict[str, Any]] = []
+    for n, part in enumerate(content):
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text"):
+            parts.append({"type": "text", "text": part.get("text", "")})
+        elif kind == "input_image":
+            url = part.get("image_url")
+            if not isinstance(url, str) or not url:
+                raise refuse(f"{path}.content[{n}]", "images are taken as an image_url (a file_id names a "
+                                                      "file stored at OpenAI)")
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            raise refuse(f"{path}.content[{n}].type", f"content parts of type {kind!r} have no counterpart here")
+    return {"role": role, "content": parts}
+
+
+def parts_text(parts: list[Any], path: str) -> str:
+    texts = []
+    for n, part in enumerate(parts):
+        if not isinstance(part, dict) or part.get("type") not in ("input_text", "output_text", "text", "refusal"):
+            raise refuse(f"{path}[{n}]", "only text parts are taken here")
+        texts.append(str(part.get("text") or part.get("refusal") or ""))
+    return "".join(texts)
+
+
+def tool_to_chat(tool: dict[str, Any], path: str) -> dict[str, Any]:
+    kind = tool.get("type")
+    if kind != "function":
+        raise refuse(f"{path}.type", f"the built-in tool {kind!r} cannot be run here: Pairwise runs models "
+                                     "on your machines, not OpenAI's tools; offer a function tool instead")
+    function: dict[str, Any] = {"name": tool.get("name", ""), "parameters": tool.get("parameters") or
+                                {"type": "object", "properties": {}}}
+    if tool.get("description"):
+        function["description"] = tool["description"]
+    if tool.get("strict") is not None:
+        function["strict"] = tool["strict"]
+    return {"type": "function", "function": function}
+
+
+def tool_choice_to_chat(choice: Any) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    if isinstance(choice, dict) and choice.get("type") == "function" and choice.get("name"):
+        return {"type": "function", "function": {"name": choice["name"]}}
+    raise refuse("tool_choice", f"{json.dumps(choice)[:80]} has no counterpart here (auto, none, required or a "
+                                "named function)")
