@@ -80,6 +80,36 @@ def register(sub: Any) -> None:
                         help="detach even if the endpoint cannot be paused (it then keeps billing on its provider)")
 
     parser.set_defaults(handler=run)
+    register_spend(sub)
+
+
+def register_spend(sub: Any) -> None:
+    spend: argparse.ArgumentParser = sub.add_parser("spend", help="the spend account of rented endpoints")
+    ssub = spend.add_subparsers(dest="spend_command", required=True)
+    repair = ssub.add_parser("repair", help="start a new spend account when the old one is missing or damaged "
+                                            "(the damaged file is kept aside)")
+    repair.add_argument("--accept-usd", type=float,
+                        help="take this as today's spend of each account (e.g. from Hugging Face's billing page) "
+                             "instead of rebuilding it from this sponsor's job records and last figures")
+    repair.add_argument("--node", help="only the account of this rented node")
+    repair.add_argument("--json", action="store_true")
+    spend.set_defaults(handler=run_spend)
+
+
+def run_spend(args: argparse.Namespace) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    body: dict[str, Any] = {"accept_usd": args.accept_usd, "name": args.node}
+    result = client.call("POST", "/spend/repair", body)
+    if args.json:
+        print_json(result)
+        return 0
+    how = "as stated" if result["accepted"] else "rebuilt from the job records and the last figures read"
+    print(f"a new spend account was started at {result['file']} ({how})")
+    if result.get("moved_to"):
+        print(f"the old file is kept as {result['moved_to']}")
+    for account, usd in result["accounts"].items():
+        print(f"  {account}: ${usd:.4f} today")
+    return 0
 
 
 def add_cost_controls(parser: argparse.ArgumentParser) -> None:
@@ -230,6 +260,8 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
             print(f"{key:>16}: {row.get(key)}")
         if row.get("cap_note"):
             print(f"{'cap':>16}: {row['cap_note']}")
+        if row.get("spend_problem"):
+            print(f"{'spend account':>16}: {row['spend_problem']}; run 'pairwise spend repair'")
         for key in ("hf_stage", "hf_job", "window_ends_at", "ended_by"):  # a batch window's
             if row.get(key) is not None:
                 print(f"{key:>16}: {row.get(key)}")

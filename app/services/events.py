@@ -415,7 +415,7 @@ class WindowStopped(Event):
     usd: float | None = None  # what an orphaned window found at start had cost
 
     def summary(self) -> str:
-        return f"{self.node}: batch window stopped ({self.cause}): {self.reason}"
+        return f"{self.node}: batch window cancelled on Hugging Face ({self.cause}): {self.reason}"
 
 
 # -- cost caps under faults (issue 13) -----------------------------------------------------------------------

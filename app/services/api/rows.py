@@ -106,6 +106,7 @@ class RentedRow(RentedFact):
     hf_price_per_hour: float | None
     spend_account: str | None
     cap_note: str | None
+    spend_problem: NotRequired[str | None]  # why the spend account cannot be trusted (file and way out)
     hf_stage: NotRequired[str]
     hf_job: NotRequired[str]
     window_s: NotRequired[float]

@@ -66,6 +66,7 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
         "ca_file": decl.ca_file,
         "price_declared": decl.price_per_hour, "hf_price_per_hour": node.hf_price,
         "spend_account": totals.get("account"), "cap_note": cap_note(node),
+        "spend_problem": totals.get("problem"),
     }
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ from app.services.rented.facts import local_row, shared_fact
 from app.services.rented.hooks import LifecycleHooks
 from app.services.rented.meter import CostMeter, Period
 from app.services.rented.probe import PUBLIC_WARNING
-from app.services.rented.spend import url_identity
+from app.services.rented.spend import ACCOUNT_PREFIX, REPAIR_HINT, SpendRepair, url_identity
 from app.services.rented.store import RentedStore, secret_key
 from app.services.rented.upstream import RentedUpstream
 from app.services.routing.registry import UpstreamRegistry
@@ -87,6 +88,7 @@ class RentedManager:
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
         self.hooks.began = self._began
+        self.hooks.abandoned = self._abandoned
         self.hooks.tell = FailureNotices(bus.publish, sponsor_name)
         self.exiting = False  # set when the sponsor stops: no wake-on-request any more
         # Every node reads its token here when it sends; a node without a token of its own borrows
@@ -98,6 +100,7 @@ class RentedManager:
         self._pending: set[asyncio.Future[Any]] = set()
         # A cap reached on a node whose controller pauses it: told once the provider confirms (hooks).
         self._unconfirmed: dict[str, BudgetPaused] = {}
+        self._account_told: str | None = None  # the spend-account problem last told
         self._unsubscribe = bus.on(self._on_event)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -333,6 +336,10 @@ class RentedManager:
     def _began(self, node: RentedUpstream, job_id: str) -> None:
         self.meter.begin(node.name, job_id, node.price_per_hour)
 
+    def _abandoned(self, node: RentedUpstream, job_id: str) -> None:
+        self.meter.end(job_id)
+        self.check_budget(node)
+
     def _on_event(self, event: Event) -> None:
         if isinstance(event, HfSignedIn | HfSignedOut):
             self.tokens.invalidate()  # the next request of every node reads the account's token anew
@@ -375,6 +382,8 @@ class RentedManager:
         self.check_budget(self.get(name))
 
     def check_budget(self, node: RentedUpstream) -> None:
+        if self._check_account(node):
+            return
         budget = node.decl.budget
         reason, reached = None, None
         caps: tuple[tuple[Period, float | None], ...] = (("day", budget.usd_per_day), ("month", budget.usd_per_month))
@@ -403,6 +412,69 @@ class RentedManager:
         elif was and not reason:
             self._unconfirmed.pop(node.name, None)
             self.changed(f"rented node {node.name} budget available again")
+
+    def _check_account(self, node: RentedUpstream) -> bool:
+        """A spend account that cannot be trusted never reads as zero: every rented node is ineligible
+        and every managed endpoint is paused (the budget hooks), naming the file and the way out."""
+        problem = self.meter.problem
+        if problem is None:
+            return False
+        reason = f"{ACCOUNT_PREFIX}{problem}; {REPAIR_HINT}"
+        was, node.budget_reason = node.budget_reason, reason
+        if was == reason:
+            return True
+        self._unconfirmed.pop(node.name, None)
+        if self._account_told != problem:
+            self._account_told = problem
+            self.bus.publish(Notice(title="Spend account unusable", level="error",
+                                    message=f"{problem}. Rented nodes are not used and managed endpoints are paused "
+                                            f"until it is repaired: {REPAIR_HINT}."))
+        log.error("rented node %s: %s", node.name, reason)
+        self.changed(f"rented node {node.name}: spend account unusable")
+        task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return True
+
+    def repair_spend(self, accept_usd: float | None = None, name: str | None = None) -> SpendRepair:
+        """Start a new spend account (the damaged file moved aside): each account of this sponsor's rented
+        nodes (or of ``name``) at ``accept_usd`` today if given, else at the most its job records and
+        the last figures read show. Caps are checked again at once."""
+        if accept_usd is not None and accept_usd < 0:
+            raise ConfigError("--accept-usd must be zero or more")
+        nodes = [self.get(name)] if name else list(self.nodes.values())
+        last = self.meter.book.accounts()
+        figures: dict[str, float] = {}
+        for node in nodes:
+            account = self.meter.account(node.name)
+            if accept_usd is not None:
+                figures[account] = accept_usd
+                continue
+            row = last.get(account, {})
+            known = max(float(row.get("day_billed") or 0.0), float(row.get("day_workloads") or 0.0))
+            figures[account] = max(figures.get(account, 0.0), known, self._recorded_today(node))
+        problem = self.meter.problem
+        moved = self.meter.book.repair(figures)
+        self._account_told = None
+        log.warning("spend account repaired (%s): %s", problem or "it was usable", figures)
+        self.bus.publish(Notice(title="Spend account repaired", level="warning",
+                                message=f"A new spend account was started at {self.meter.book.path}"
+                                        + (f" (the old one kept as {moved})" if moved else "") + ": "
+                                        + ", ".join(f"{k} ${v:.4f} today" for k, v in figures.items())))
+        for node in self.nodes.values():
+            if node.budget_reason and node.budget_reason.startswith(ACCOUNT_PREFIX):
+                node.budget_reason = None
+            self.check_budget(node)
+        self.changed("spend account repaired")
+        return {"file": str(self.meter.book.path), "moved_to": str(moved) if moved else None,
+                "problem": problem, "accounts": figures, "accepted": accept_usd is not None}
+
+    def _recorded_today(self, node: RentedUpstream) -> float:
+        """What this sponsor's job records say the node's workloads cost since the UTC day began."""
+        if self.jobs is None:
+            return 0.0
+        midnight = time.time() - time.time() % 86400
+        return sum(job.cost_usd or 0.0 for job in self.jobs.charged_since(midnight) if job.rented_node == node.name)
 
     def budget_pause_confirmed(self, name: str) -> BudgetPaused | None:
         """The provider confirms the pause a cap asked for: the node's ``BudgetPaused``, to publish once."""

@@ -270,16 +270,25 @@ class RentedUpstream(Upstream):
             body["stream_options"] = {**dict(body.get("stream_options") or {}), "include_usage": True}
         deadline = time.monotonic() + self.decl.cold_start_s
         self.waking += 1
+        metered = False
         try:
             if self.hooks is not None and self.hooks.before_route:
                 await self.hooks.run_before_route(self, deadline - time.monotonic())
+            # Charged to whoever sent it from the moment it leaves (after any wake, which is the
+            # endpoint's): prefill, queueing and a non-streamed answer all cost while we wait for the
+            # first byte, and per-peer and per-key caps must see that.
+            if self.hooks is not None and request.job_id:
+                self.hooks.began(self, request.job_id)
+                metered = True
             # Read after the hooks: a provider gives a new endpoint its URL only once it is scheduled.
             opened = await self._send(self._base() + PATHS["openai"][request.operation], body, deadline)
+        except BaseException:
+            if metered and self.hooks is not None and request.job_id:
+                self.hooks.abandoned(self, request.job_id)  # its time so far still counts on the account
+            raise
         finally:
             self.waking -= 1
         opened.serving_node, opened.serving_node_id, opened.engine = self.name, self.node_id, self.decl.provider
-        if self.hooks is not None and request.job_id:
-            self.hooks.began(self, request.job_id)
         return opened
 
     def _headers(self, remaining: float) -> dict[str, str]:
