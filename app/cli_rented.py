@@ -38,6 +38,7 @@ def register(sub: Any) -> None:
     attach.add_argument("--cold-start-s", type=float)
     attach.add_argument("--gpu")
     attach.add_argument("--price-per-hour", type=float)
+    add_token_prices(attach)
     attach.add_argument("--ca-file", help="extra trust root for this endpoint (PEM)")
     attach.add_argument("--managed", choices=ON_OFF, help="let Pairwise pause and resume it")
     attach.add_argument("--json", action="store_true")
@@ -68,6 +69,7 @@ def register(sub: Any) -> None:
     change.add_argument("--model", action="append", help="declared models (repeatable); 'none' clears them")
     change.add_argument("--gpu")
     change.add_argument("--price-per-hour", type=float)
+    add_token_prices(change)
     change.add_argument("--url")
     change.add_argument("--ca-file")
     change.add_argument("--token-stdin", action="store_true", help="replace the token in the keyring")
@@ -112,6 +114,12 @@ def run_spend(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_token_prices(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--price-per-mtok-in", type=float, help="USD per 1M input tokens (a provider billed per "
+                                                                "token that publishes no price)")
+    parser.add_argument("--price-per-mtok-out", type=float, help="USD per 1M output tokens")
+
+
 def add_cost_controls(parser: argparse.ArgumentParser) -> None:
     """The lifecycle and budget flags, the same on `rented set` and `rented create`."""
     parser.add_argument("--idle-pause-min", type=float, help="pause after this many minutes without work")
@@ -124,7 +132,7 @@ def add_cost_controls(parser: argparse.ArgumentParser) -> None:
 def attach_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"name": args.name, "provider": args.provider, "share_with_cluster": args.share,
                             "models": args.model}
-    for key in ("url", "endpoint", "gpu", "price_per_hour", "ca_file"):
+    for key in ("url", "endpoint", "gpu", "price_per_hour", "price_per_mtok_in", "price_per_mtok_out", "ca_file"):
         if getattr(args, key) is not None:
             body[key] = getattr(args, key)
     if args.ca_file:
@@ -147,7 +155,8 @@ def set_changes(args: argparse.Namespace) -> dict[str, Any]:
             changes[key] = on_off(getattr(args, flag))
     values = {"use": "routing.use", "cold_start_s": "timeouts.cold_start_s", "idle_pause_min": "lifecycle.idle_pause_min",
               "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
-              "gpu": "gpu", "price_per_hour": "price_per_hour", "url": "url"}
+              "gpu": "gpu", "price_per_hour": "price_per_hour", "url": "url",
+              "price_per_mtok_in": "price_per_mtok_in", "price_per_mtok_out": "price_per_mtok_out"}
     for flag, key in values.items():
         if getattr(args, flag) is not None:
             changes[key] = getattr(args, flag)
@@ -256,7 +265,7 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
     if detail:
         for key in ("provider", "url", "endpoint", "gpu", "price_per_hour", "shared", "policy", "cold_start_s",
                     "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
-                    "requesters", "cost", "hf_price_per_hour", "spend_account"):
+                    "requesters", "cost", "hf_price_per_hour", "spend_account", "billed_by"):
             print(f"{key:>16}: {row.get(key)}")
         if row.get("cap_note"):
             print(f"{'cap':>16}: {row['cap_note']}")

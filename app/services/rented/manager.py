@@ -101,6 +101,7 @@ class RentedManager:
         # A cap reached on a node whose controller pauses it: told once the provider confirms (hooks).
         self._unconfirmed: dict[str, BudgetPaused] = {}
         self._account_told: str | None = None  # the spend-account problem last told
+        self._estimated: set[str] = set()  # per-token nodes whose usage had to be estimated (told once)
         self._unsubscribe = bus.on(self._on_event)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -358,9 +359,33 @@ class RentedManager:
         node = self.nodes.get(job.get("rented_node") or "")
         if node is None or job.get("serving_node_id") != node.node_id:
             return
-        cost = self.meter.end(str(job.get("id")))
+        cost = self.meter.end(str(job.get("id")), self._token_cost(node, job))
         # After the tracker has stored and replicated the finished record, add its cost.
         asyncio.get_running_loop().call_soon(self._record_cost, str(job.get("id")), cost, node)
+
+    def _token_cost(self, node: RentedUpstream, job: dict[str, Any]) -> float | None:
+        """A per-token node's workload: its reported usage (estimated when none was reported) times the
+        prices per token; None for an hourly node."""
+        sent = node.sent_estimate(str(job.get("id")))
+        if not node.per_token or sent is None:
+            return None
+        model, (guess_in, guess_out) = sent
+        price = node.token_price(model)
+        if price is None:
+            return None  # eligible only without a cap (status): nothing to hold it to
+        prompt, completion = job.get("prompt_tokens"), job.get("completion_tokens")
+        if isinstance(prompt, int) and isinstance(completion, int):
+            return price.cost(prompt, completion)
+        cost = price.cost(prompt if isinstance(prompt, int) else guess_in,
+                          completion if isinstance(completion, int) else guess_out)
+        log.warning("rented node %s: the answer reported no usage; charged an estimate of $%.6f (%d prompt and %d "
+                    "answer tokens at %s)", node.name, cost, guess_in, guess_out, price.text())
+        if node.name not in self._estimated:
+            self._estimated.add(node.name)
+            self.bus.publish(Notice(title=f"{node.name}: usage estimated", level="warning", node=node.name,
+                                    message=f"{node.name} answered without reporting its token usage, so its cost is "
+                                            f"an estimate ({price.text()}); caps count the estimate."))
+        return cost
 
     def _record_cost(self, job_id: str, cost: float | None, node: RentedUpstream) -> None:
         record: dict[str, Any] = {"id": job_id}

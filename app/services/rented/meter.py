@@ -97,13 +97,16 @@ class CostMeter:
         meter.active.setdefault(job_id, 0.0)
         self._job_node[job_id] = node
 
-    def end(self, job_id: str) -> float | None:
-        """Stop charging a workload; its cost in USD (None if it was not metered here)."""
+    def end(self, job_id: str, usd: float | None = None) -> float | None:
+        """Stop charging a workload; its cost in USD (None if it was not metered here). ``usd``: what it
+        cost when that is known otherwise (a per-token node: its tokens times their prices)."""
         node = self._job_node.pop(job_id, None)
         if node is None:
             return None
         meter = self._accrue(node)
         cost = meter.active.pop(job_id, 0.0)
+        if usd is not None:
+            cost = max(cost, usd)
         meter.session_workloads += cost
         stream = self._pending.setdefault(self.account(node), {})
         stream["workloads"] = stream.get("workloads", 0.0) + cost
