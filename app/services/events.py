@@ -304,7 +304,8 @@ class OffLanPrompt(Event):
 @dataclass(frozen=True)
 class BudgetPaused(Event):
     """A rented node reached its budget cap: it is no longer routed to, and when its lifecycle is
-    managed its endpoint is paused on the provider (``provider_pause``). Told once per reach."""
+    managed its endpoint is paused on the provider (``provider_pause``). Told once per reach: for an
+    endpoint the provider pauses, only once the provider reports it paused (until then: ``PauseOwed``)."""
 
     kind: ClassVar[str] = "budget_paused"
     node: str

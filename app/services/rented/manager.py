@@ -216,6 +216,10 @@ class RentedManager:
     def _save(self) -> None:
         self.store.save([n.decl for n in self.nodes.values()])
 
+    def keep_declarations(self) -> None:
+        """Save the declarations after a controller updated one in place (e.g. the hardware HF reports)."""
+        self._save()
+
     async def attach(self, data: dict[str, Any], token: str | None) -> RentedRow:
         decl = validate_decl({**data, "has_credential": bool(token)})
         if decl.name in self.nodes:
