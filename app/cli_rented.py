@@ -38,6 +38,7 @@ def register(sub: Any) -> None:
     attach.add_argument("--cold-start-s", type=float)
     attach.add_argument("--gpu")
     attach.add_argument("--price-per-hour", type=float)
+    add_token_prices(attach)
     attach.add_argument("--ca-file", help="extra trust root for this endpoint (PEM)")
     attach.add_argument("--managed", choices=ON_OFF, help="let Pairwise pause and resume it")
     attach.add_argument("--context-window", type=int, metavar="N",
@@ -70,6 +71,7 @@ def register(sub: Any) -> None:
     change.add_argument("--model", action="append", help="declared models (repeatable); 'none' clears them")
     change.add_argument("--gpu")
     change.add_argument("--price-per-hour", type=float)
+    add_token_prices(change)
     change.add_argument("--url")
     change.add_argument("--ca-file")
     change.add_argument("--context-window", type=int, metavar="N",
@@ -84,6 +86,42 @@ def register(sub: Any) -> None:
                         help="detach even if the endpoint cannot be paused (it then keeps billing on its provider)")
 
     parser.set_defaults(handler=run)
+    register_spend(sub)
+
+
+def register_spend(sub: Any) -> None:
+    spend: argparse.ArgumentParser = sub.add_parser("spend", help="the spend account of rented endpoints")
+    ssub = spend.add_subparsers(dest="spend_command", required=True)
+    repair = ssub.add_parser("repair", help="start a new spend account when the old one is missing or damaged "
+                                            "(the damaged file is kept aside)")
+    repair.add_argument("--accept-usd", type=float,
+                        help="take this as today's spend of each account (e.g. from Hugging Face's billing page) "
+                             "instead of rebuilding it from this sponsor's job records and last figures")
+    repair.add_argument("--node", help="only the account of this rented node")
+    repair.add_argument("--json", action="store_true")
+    spend.set_defaults(handler=run_spend)
+
+
+def run_spend(args: argparse.Namespace) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    body: dict[str, Any] = {"accept_usd": args.accept_usd, "name": args.node}
+    result = client.call("POST", "/spend/repair", body)
+    if args.json:
+        print_json(result)
+        return 0
+    how = "as stated" if result["accepted"] else "rebuilt from the job records and the last figures read"
+    print(f"a new spend account was started at {result['file']} ({how})")
+    if result.get("moved_to"):
+        print(f"the old file is kept as {result['moved_to']}")
+    for account, usd in result["accounts"].items():
+        print(f"  {account}: ${usd:.4f} today")
+    return 0
+
+
+def add_token_prices(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--price-per-mtok-in", type=float, help="USD per 1M input tokens (a provider billed per "
+                                                                "token that publishes no price)")
+    parser.add_argument("--price-per-mtok-out", type=float, help="USD per 1M output tokens")
 
 
 def add_cost_controls(parser: argparse.ArgumentParser) -> None:
@@ -98,7 +136,7 @@ def add_cost_controls(parser: argparse.ArgumentParser) -> None:
 def attach_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"name": args.name, "provider": args.provider, "share_with_cluster": args.share,
                             "models": args.model}
-    for key in ("url", "endpoint", "gpu", "price_per_hour", "ca_file"):
+    for key in ("url", "endpoint", "gpu", "price_per_hour", "price_per_mtok_in", "price_per_mtok_out", "ca_file"):
         if getattr(args, key) is not None:
             body[key] = getattr(args, key)
     if args.ca_file:
@@ -123,7 +161,8 @@ def set_changes(args: argparse.Namespace) -> dict[str, Any]:
             changes[key] = on_off(getattr(args, flag))
     values = {"use": "routing.use", "cold_start_s": "timeouts.cold_start_s", "idle_pause_min": "lifecycle.idle_pause_min",
               "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
-              "gpu": "gpu", "price_per_hour": "price_per_hour", "url": "url"}
+              "gpu": "gpu", "price_per_hour": "price_per_hour", "url": "url",
+              "price_per_mtok_in": "price_per_mtok_in", "price_per_mtok_out": "price_per_mtok_out"}
     for flag, key in values.items():
         if getattr(args, flag) is not None:
             changes[key] = getattr(args, flag)
@@ -234,10 +273,12 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
     if detail:
         for key in ("provider", "url", "endpoint", "gpu", "price_per_hour", "shared", "policy", "cold_start_s",
                     "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
-                    "requesters", "cost", "hf_price_per_hour", "spend_account"):
+                    "requesters", "cost", "hf_price_per_hour", "spend_account", "billed_by"):
             print(f"{key:>16}: {row.get(key)}")
         if row.get("cap_note"):
             print(f"{'cap':>16}: {row['cap_note']}")
+        if row.get("spend_problem"):
+            print(f"{'spend account':>16}: {row['spend_problem']}; run 'pairwise spend repair'")
         for key in ("hf_stage", "hf_job", "window_ends_at", "ended_by"):  # a batch window's
             if row.get(key) is not None:
                 print(f"{key:>16}: {row.get(key)}")

@@ -11,6 +11,8 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── NodeAlreadyRunning        node.py: another node holds this home
     │   ├── HomeTooOpen               home.py: the home is readable by other users
     │   ├── DatabaseDamaged           jobs/store.py: state.db cannot be read (set it aside to start afresh)
+    │   ├── AccountUnusable           rented/spend.py: the spend account is missing, damaged or unwritable
+    │   │                               (never read as zero: `pairwise spend repair`)
     │   ├── PortTaken                 a listener's address is held by another program (names it and the way on)
     │   └── BatchInvalid              batch/service.py: a batch or file the Batch API refuses (400)
     ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)

@@ -304,7 +304,8 @@ class OffLanPrompt(Event):
 @dataclass(frozen=True)
 class BudgetPaused(Event):
     """A rented node reached its budget cap: it is no longer routed to, and when its lifecycle is
-    managed its endpoint is paused on the provider (``provider_pause``). Told once per reach."""
+    managed its endpoint is paused on the provider (``provider_pause``). Told once per reach: for an
+    endpoint the provider pauses, only once the provider reports it paused (until then: ``PauseOwed``)."""
 
     kind: ClassVar[str] = "budget_paused"
     node: str
@@ -415,7 +416,7 @@ class WindowStopped(Event):
     usd: float | None = None  # what an orphaned window found at start had cost
 
     def summary(self) -> str:
-        return f"{self.node}: batch window stopped ({self.cause}): {self.reason}"
+        return f"{self.node}: batch window cancelled on Hugging Face ({self.cause}): {self.reason}"
 
 
 # -- cost caps under faults (issue 13) -----------------------------------------------------------------------

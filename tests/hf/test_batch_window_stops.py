@@ -14,7 +14,7 @@ from typing import Any
 from app.harness import REPO, wait_until
 from app.simulator import SimulatorThread
 from tests.hf.conftest import start_sponsor
-from tests.hf.support import hf_http, show, wait_show
+from tests.hf.support import Events, hf_http, show, wait_show
 from tests.hf.test_batch_window import JOB_SIM, MODEL, job_ledger, sim_job, streamed, window_create
 
 MINUTE_S = 0.5
@@ -53,6 +53,7 @@ def test_a_budget_cap_reached_during_the_window_cancels_it(sim_factory: Any, nod
     # A minute of 1 s and 4 s of scheduling: the cap is set before the window bills, on a busy machine too.
     sim: SimulatorThread = sim_factory(minute_s=1.0, **{**JOB_SIM, "job_scheduling_s": 4.0})
     sponsor = start_sponsor(node_factory, sim, 1.0)
+    events = Events(sponsor)
     row = window_create(sponsor, "batch", window="2h")
     cap = 0.05  # less than 4 minutes at $0.81/h
     sponsor.cli("rented", "set", "batch", "--budget-usd-per-day", str(cap))
@@ -60,6 +61,11 @@ def test_a_budget_cap_reached_during_the_window_cancels_it(sim_factory: Any, nod
     ended = wait_show(sponsor, "batch", "the cap to cancel it", lambda r: r["hf_stage"] == "CANCELED", timeout=60)
     assert "budget reached" in ended["ended_by"] and ended["state"] == "ineligible"  # the cap's reason shows
     assert job_ledger(sim, row)["usd"] <= max(cap, spent_at_set) + ONE_MINUTE
+    # Announced as what it is: cancelled on HF, never "paused".
+    stopped = events.wait("window_stopped", timeout=30)
+    assert stopped["cause"] == "budget" and "budget reached" in stopped["reason"]
+    assert "budget_paused" not in events.kinds()
+    events.close()
     # A new window the cap cannot pay for today is refused, naming what is left.
     again = sponsor.cli("rented", "create", "batch", "--provider", "huggingface-job", "--model", MODEL, "--gpu",
                         "l4x1", "--window", "30m", "--yes", check=False)

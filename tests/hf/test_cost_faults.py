@@ -65,6 +65,7 @@ def test_hardware_change_on_hf_is_repriced(sim_factory: Any, node_factory: Any) 
     sim.control("POST", "/_sim/endpoints/demo-user/gpu/mutate", {"instanceType": "nvidia-a100"})  # L4 -> A100
     changed = events.wait("price_changed", timeout=30)
     assert changed["price_per_hour"] == A100_PRICE and "nvidia-a100" in changed["compute"]
+    wait_show(node, "gpu", "rented show to follow the hardware", lambda r: "nvidia-a100" in (r["gpu"] or ""))
     events.wait("budget_paused", timeout=60)
     wait_hf_state(sim, "paused")
     assert_within_cap(sim, 0.10, A100_PRICE)

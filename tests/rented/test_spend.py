@@ -28,7 +28,7 @@ class Clock:
 def test_two_books_on_one_file_charge_each_minute_of_a_stretch_once(tmp_path: Path) -> None:
     """Two sponsor processes watching one endpoint: the second joins the stretch the first opened."""
     clock = Clock()
-    path = tmp_path / "spend.json"
+    path = tmp_path / "spend.db"
     first, second = SpendBook(path, clock), SpendBook(path, clock)
     start = clock.now
     clock.now += 90  # minute 2 has started
@@ -43,7 +43,7 @@ def test_two_books_on_one_file_charge_each_minute_of_a_stretch_once(tmp_path: Pa
 
 def test_a_price_rise_is_owed_since_the_old_price_was_last_seen(tmp_path: Path) -> None:
     clock = Clock()
-    book = SpendBook(tmp_path / "spend.json", clock)
+    book = SpendBook(tmp_path / "spend.db", clock)
     start = clock.now
 
     def bill(at: float, price: float, seen: float) -> float:
@@ -63,7 +63,7 @@ def test_a_price_rise_is_owed_since_the_old_price_was_last_seen(tmp_path: Path) 
 
 def test_a_closed_stretch_is_not_charged_again_by_a_stale_view(tmp_path: Path) -> None:
     clock = Clock()
-    book = SpendBook(tmp_path / "spend.json", clock)
+    book = SpendBook(tmp_path / "spend.db", clock)
     start = clock.now
     clock.now += 30
     book.bill("ep", since=start, now=clock.now, minute_s=MINUTE, price_per_hour=0.6)
@@ -93,7 +93,7 @@ def test_days_and_months_are_utc_whatever_the_time_zone(tmp_path: Path) -> None:
 
 def test_meter_keys_spend_by_account_and_keeps_it_after_forget(tmp_path: Path) -> None:
     clock = Clock()
-    path = tmp_path / "spend.json"
+    path = tmp_path / "spend.db"
     meter = CostMeter(path, clock=clock)
     meter.bind("gpu", "hf-endpoint:api/ns/ep")
     meter.charge("gpu", 0.05)
@@ -113,7 +113,7 @@ def test_old_per_name_totals_are_taken_into_the_account(tmp_path: Path) -> None:
     day, month = period_keys(clock.now)
     legacy.write_text(json.dumps({"gpu": {"day": day, "day_workloads": 0.0, "day_billed": 0.07,
                                           "month": month, "month_workloads": 0.0, "month_billed": 0.07}}))
-    meter = CostMeter(tmp_path / "spend.json", clock=clock, legacy=legacy)
+    meter = CostMeter(tmp_path / "spend.db", clock=clock, legacy=legacy)
     meter.bind("gpu", "hf-endpoint:api/ns/ep")
     assert meter.spent("gpu", "day") == pytest.approx(0.07)
     assert not legacy.exists()
@@ -128,7 +128,7 @@ def test_an_ask_not_yet_answered_by_billing_survives_a_restart_and_ends_with_a_s
     """A sponsor asked HF to bill (create/resume), saw it pending, and died: the next process reading the
     file learns billing may have begun from the last moment it was seen not billing, not from 'now'."""
     clock = Clock()
-    path = tmp_path / "spend.json"
+    path = tmp_path / "spend.db"
     first = SpendBook(path, clock)
     asked = clock.now
     first.asked("ep", asked)
@@ -147,3 +147,62 @@ def test_an_ask_not_yet_answered_by_billing_survives_a_restart_and_ends_with_a_s
     after_restart.asked("ep", clock.now + 2)
     after_restart.asked("ep", None)  # the sponsor paused it before it billed: nothing is owed from the ask
     assert SpendBook(path, clock).open_ask("ep") is None
+
+
+def test_two_processes_writing_one_account_lose_nothing(tmp_path: Path) -> None:
+    """Concurrent writers: two processes each add 200 charges to one account at once (SQLite's locking)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "spend.db"
+    SpendBook(path).close()  # made once, so both processes open the same account
+    script = ("import sys; from pathlib import Path; from app.services.rented.spend import SpendBook\n"
+              "book = SpendBook(Path(sys.argv[1]))\n"
+              "for _ in range(200): book.add({'ep': {'billed': 0.001}})\n"
+              "assert book.problem is None, book.problem\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path)], env={**os.environ}) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert SpendBook(path).row("ep")["day_billed"] == pytest.approx(0.4)
+
+
+def test_spend_json_is_migrated_once(tmp_path: Path) -> None:
+    clock = Clock()
+    day, month = period_keys(clock.now)
+    legacy = tmp_path / "spend.json"
+    legacy.write_text(json.dumps({"version": 1, "accounts": {"ep": {"day": day, "day_billed": 0.3, "month": month,
+                                                                    "month_billed": 0.5}}}))
+    book = SpendBook(tmp_path / "spend.db", clock)
+    assert book.row("ep")["day_billed"] == 0.3 and book.row("ep")["month_billed"] == 0.5
+    assert not legacy.exists() and (tmp_path / "spend.json.migrated").exists()
+
+
+def test_a_deleted_account_is_told_apart_from_a_first_start(tmp_path: Path) -> None:
+    clock, path, marker = Clock(), tmp_path / "spend" / "spend.db", tmp_path / "home" / "spend_account.json"
+    marker.parent.mkdir()
+    book = SpendBook(path, clock, marker=marker)
+    book.add({"ep": {"billed": 0.2}})
+    book.close()
+    for name in ("spend.db", "spend.db-wal", "spend.db-shm"):
+        (path.parent / name).unlink(missing_ok=True)
+    again = SpendBook(path, clock, marker=marker)
+    assert again.problem is not None and "is missing" in again.problem and str(path) in again.problem
+    again.add({"ep": {"billed": 0.1}})  # counted in memory, nothing written
+    assert not path.exists()
+    moved = again.repair({"ep": 0.25})
+    assert moved is None and again.problem is None and again.row("ep")["day_billed"] == 0.25
+    assert SpendBook(path, clock, marker=marker).row("ep")["day_billed"] == 0.25
+
+
+def test_a_damaged_account_keeps_its_last_figures(tmp_path: Path) -> None:
+    clock, path = Clock(), tmp_path / "spend.db"
+    book = SpendBook(path, clock)
+    book.add({"ep": {"billed": 0.2}})
+    with open(path, "r+b") as fh:
+        fh.write(b"\x00" * 100)
+    assert book.check() is not None and "damaged" in str(book.problem)
+    assert book.row("ep")["day_billed"] == pytest.approx(0.2)  # never zero
+    book.add({"ep": {"billed": 0.05}})
+    assert book.row("ep")["day_billed"] == pytest.approx(0.25)
+    moved = book.repair({"ep": 0.3})
+    assert moved is not None and moved.exists() and book.row("ep")["day_billed"] == 0.3
+    assert SpendBook(path, clock).problem is None

@@ -51,7 +51,7 @@ def build(opts: TinyModelOptions) -> web.Application:
 async def serve(args: argparse.Namespace) -> None:
     tls = generate_tls(Path(args.tls_dir))
     opts = TinyModelOptions(models=args.models or ["tiny:latest"], api="openai", require_token=args.require_token,
-                            tokens_per_s=args.tokens_per_s)
+                            tokens_per_s=args.tokens_per_s, first_byte_delay_s=args.first_byte_delay_s)
     runner = web.AppRunner(build(opts), handler_cancellation=True, shutdown_timeout=1.0, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(tls))
@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--require-token")
     parser.add_argument("--model", action="append", dest="models")
     parser.add_argument("--tokens-per-s", type=float, default=0.0)
+    parser.add_argument("--first-byte-delay-s", type=float, default=0.0)
     asyncio.run(serve(parser.parse_args(argv)))
     return 0
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.services.hf.rented_ops import HfRented
     from app.services.node import Node
     from app.services.rented.manager import RentedManager
+    from app.services.rented.spend import SpendRepair
 
 
 def with_actions(row: RentedRow) -> RentedActionRow:
@@ -69,6 +70,10 @@ class RentedApi:
 
     def show(self, name: str) -> RentedActionRow:
         return with_actions(self._manager().show(name))
+
+    def repair_spend(self, accept_usd: float | None = None, name: str | None = None) -> SpendRepair:
+        """``pairwise spend repair``: a new spend account from the job records, or from a stated figure."""
+        return self._manager().repair_spend(accept_usd, name)
 
     def pause_on_exit_targets(self) -> builtins.list[str]:
         """Rented nodes that stopping this node will pause (an endpoint: managed, pause on exit on, not

@@ -8,6 +8,7 @@ A token only ever travels inward (CLI -> node over loopback) and is never echoed
     PATCH  /rented/{name}           {"changes": {...}, "token"?: str}
     DELETE /rented/{name}           detach; {"yes": true} detaches even if a billing endpoint cannot be paused
     POST   /rented/{name}/probe     re-probe now (models, credential, public flag)
+    POST   /spend/repair            {"accept_usd"?: float, "name"?: str}: a new spend account (spend.py)
 
     POST   /hf/login {"token"}, POST /hf/logout {"yes"?: true}, GET /hf/status
     GET    /hf/catalog?search=, /hf/hardware?namespace=, /hf/endpoints?namespace=
@@ -91,10 +92,20 @@ def rented_routes(rented: RentedApi) -> list[Route]:
     async def probe(request: web.Request) -> web.Response:
         return web.json_response(await rented.probe(request.match_info["name"]))
 
+    async def repair_spend(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        accept, name = data.get("accept_usd"), data.get("name")
+        if accept is not None and (isinstance(accept, bool) or not isinstance(accept, int | float)):
+            raise ConfigError("accept_usd must be a number of USD")
+        if name is not None and not isinstance(name, str):
+            raise ConfigError("name must be a rented node's name")
+        return web.json_response(rented.repair_spend(None if accept is None else float(accept), name))
+
     return [
         ("GET", "/rented", list_all), ("POST", "/rented", attach), ("POST", "/rented/apply", apply),
         ("GET", "/rented/{name}", show), ("PATCH", "/rented/{name}", change),
         ("DELETE", "/rented/{name}", detach), ("POST", "/rented/{name}/probe", probe),
+        ("POST", "/spend/repair", repair_spend),
     ]
 
 

@@ -106,6 +106,8 @@ class RentedRow(RentedFact):
     hf_price_per_hour: float | None
     spend_account: str | None
     cap_note: str | None
+    spend_problem: NotRequired[str | None]  # why the spend account cannot be trusted (file and way out)
+    billed_by: NotRequired[str]  # per hour at a price, or per token at prices per 1M tokens (and whose)
     hf_stage: NotRequired[str]
     hf_job: NotRequired[str]
     window_s: NotRequired[float]

@@ -6,7 +6,8 @@
   its answer is here), and a request that came before HF gave the endpoint its URL waits for it. A
   resume HF refuses, or one a cap forbids, becomes an UpstreamError, so the plan fails over.
 - ``on_workload_finished``: the idle timer restarts.
-- ``on_budget_reached``: a managed endpoint owes HF a pause (event ``budget_paused`` once taken).
+- ``on_budget_reached``: a managed endpoint owes HF a pause (``pause_owed`` at once, ``budget_paused`` once
+  HF reports it paused); also when the spend account cannot be trusted (spend.py).
 - ``on_sponsor_exit``: pause now. If HF has not taken it within ``stop_timeout_s``, say which endpoint
   still bills and at what price (event ``still_billing`` and a notice: the CLI prints it, the tray
   shows it) and keep trying up to ``exit_give_up_s`` in all; then the next start pauses it and charges

@@ -102,6 +102,9 @@ class JobLifecycle(ControlLoop):
         self.watches: dict[str, JobWatch] = {}
         super().__init__(bus, log)
         manager.hooks.account_keys.append(self.account_key)
+        # A window at its cap is cancelled, not paused: told as window_stopped (cause budget) once HF has
+        # ended it, never as budget_paused.
+        manager.hooks.confirms_pause.append(lambda node: node.decl.provider == "huggingface-job")
         bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
     # -- running (the loop itself: control_loop.py) ------------------------------------------------------
@@ -344,6 +347,7 @@ class JobLifecycle(ControlLoop):
                 log.info("rented node %s: job %s canceled (%s)", watch.name, record.job_id, detail or reason)
                 # cause: idle | budget | exit | start | user
                 self.bus.publish(WindowStopped(node=watch.name, cause=reason, reason=detail or reason))
+                self.manager.budget_pause_confirmed(watch.name)  # the cap's stop is told by WindowStopped
 
     async def stop_now(self, node: RentedUpstream, reason: str, detail: str = "") -> None:
         """Cancel at once (exit, a user's stop); raises HfError if HF will not."""

@@ -25,8 +25,14 @@ manager's hooks with it (wake, budget, exit, detach, reconcile at start).
   soon as HF reports it billing, or at once if HF cannot be asked, before anything else is decided.
 - **The cap is a standing rule**: every poll that finds a managed endpoint over its cap and billing
   (or about to) pauses it again, whoever resumed it (`cap_enforced`, with a notice).
-- **A pause owed but not sent** (no token, HF refusing or down) raises `pause_owed` and a notice once
-  per billed minute until HF reports the endpoint paused.
+- **An owed pause goes out at once**: a poll in flight never holds it up (polls and pauses are
+  separate single-attempt calls with their own short timeout, `control_timeout_s`; the loop itself
+  tries again, honouring Retry-After only up to the next billed minute). A pause the money owes (cap,
+  price) raises `pause_owed` when it is decided, others once an attempt failed; then once per billed
+  minute until HF reports the endpoint paused, when a budget pause is told (`budget_paused`). An answer
+  to a request older than one already taken in is stale and ignored.
+- **Time**: ``clock`` is the awake clock and ``wall`` the timebase's steady wall clock
+  (rented/timebase.py), so a wall-clock jump neither charges nor forgets billed minutes.
 - **Idle pause** after `idle_pause_min` (fractions allowed) without a workload: pause, not
   scale-to-zero (`idle_paused`).
 - **User actions**: `pause_now` / `resume_now` (`rented pause|resume`).
@@ -301,6 +307,11 @@ class HfLifecycle(ControlLoop):
             record = EndpointRecord.of(info, created=False)
             self.records.put(watch.name, record)
         changed = self._check_drift(node, record.drift(info), watch)
+        if info.instance_type and node.decl.gpu != info.gpu:
+            # `rented show` names what HF runs it on now (the drift, if it is one, is told apart).
+            node.update_decl(apply_changes(node.decl, {"gpu": info.gpu}))
+            self.manager.keep_declarations()
+            changed = True
         first_url = self._take_first_url(watch, node, info.url)
         node.set_hf_state(info.state, info.message or None)
         watch.answered.set()

@@ -31,7 +31,8 @@ def attach_rented(node: Node) -> RentedManager:
         sponsor_name=node.name, sponsor_id=node.node_id, extra_ca=node.extra_ca,
         # Spend accounts are shared by every home of the user (spend.py); the home's own per-name
         # totals from before are taken into them once.
-        meter=CostMeter(spend_dir() / SPEND_FILE, legacy=node.home.rented_meter_file), jobs=node.jobs,
+        meter=CostMeter(spend_dir() / SPEND_FILE, legacy=node.home.rented_meter_file,
+                        marker=node.home.root / "spend_account.json"), jobs=node.jobs,
         replicators=node.tracker.replicators,
     )
     node.start_hooks.append(manager.start)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from app.services.rented.spend import ACCOUNT_PREFIX
+
 if TYPE_CHECKING:
     from app.services.rented.upstream import RentedUpstream
 
@@ -35,6 +37,8 @@ def resume_refusal(node: RentedUpstream) -> str | None:
     """Why resuming ``node`` now would bill past what its caps allow, or None."""
     if node.price_reason:
         return node.price_reason
+    if node.budget_reason and node.budget_reason.startswith(ACCOUNT_PREFIX):
+        return node.budget_reason  # it names the file and the repair
     if node.budget_reason:
         period = "month" if "per month" in node.budget_reason else "day"
         return (f"{node.budget_reason}; raise the cap with 'pairwise rented set {node.name} {FLAGS[period]} USD' "

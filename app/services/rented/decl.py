@@ -120,6 +120,9 @@ class RentedDecl(_Part):
     allow_models: list[str] = Field(default_factory=list)
     gpu: str | None = None
     price_per_hour: float | None = Field(default=None, ge=0)
+    # USD per 1M input / output tokens, for a provider billed per token that publishes no price.
+    price_per_mtok_in: float | None = Field(default=None, ge=0)
+    price_per_mtok_out: float | None = Field(default=None, ge=0)
     ca_file: str | None = None
     capacity: int = Field(default=4, ge=1)
     # The context window it serves, in tokens, when the endpoint does not say (``--context-window``).

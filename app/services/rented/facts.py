@@ -66,7 +66,19 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
         "ca_file": decl.ca_file,
         "price_declared": decl.price_per_hour, "hf_price_per_hour": node.hf_price,
         "spend_account": totals.get("account"), "cap_note": cap_note(node),
+        "spend_problem": totals.get("problem"), "billed_by": billed_by(node),
     }
+
+
+def billed_by(node: RentedUpstream) -> str:
+    """How the node is billed, as `rented show` says it."""
+    if not node.per_token:
+        price = node.price_per_hour
+        return f"per hour: ${price:g}/h" if price is not None else "per hour (price unknown)"
+    prices = [f"{m}: {p.text()}" if (p := node.token_price(m)) else f"{m}: price unknown"
+              for m in node.served_names()]
+    return "per token, from the usage each answer reports (estimated when it reports none)" + \
+        (f"; {'; '.join(prices)}" if prices else "")
 
 
 def cap_note(node: RentedUpstream) -> str | None:
@@ -78,6 +90,9 @@ def cap_note(node: RentedUpstream) -> str | None:
         return None
     what = f"endpoint {node.decl.endpoint}" if node.decl.endpoint else f"rented node {node.name}'s endpoint"
     pause = "pauses it at the cap" if node.decl.lifecycle.managed else "stops routing to it at the cap (not managed: it is not paused)"
+    if node.per_token:
+        pause = ("counts each answer's tokens at their prices and stops routing to it at the cap (billed per "
+                 "token: there is nothing to pause; the answer that crosses the cap is the overshoot)")
     return (f"the cap of {' and '.join(caps)} is enforced by this sponsor ({node.sponsor_name}) for {what}: "
             f"spend is counted per endpoint, shared with every sponsor home on this machine, and this sponsor "
             f"{pause}; days and months are UTC")

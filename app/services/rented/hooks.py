@@ -67,8 +67,10 @@ class LifecycleHooks:
     account_keys: list[AccountKey] = field(default_factory=list)
     resolvers: list[Resolver] = field(default_factory=list)
     row_extras: list[Callable[[RentedUpstream], WindowExtras]] = field(default_factory=list)
-    # Set by the manager: called when a request's first byte arrived (starts the cost meter).
+    # Set by the manager: called when a request leaves for the node (starts the cost meter), and when
+    # that attempt failed before it was served (stops it; the time counts on the account).
     began: Callable[[RentedUpstream, str], None] = lambda node, job_id: None
+    abandoned: Callable[[RentedUpstream, str], None] = lambda node, job_id: None
     # Set by the manager: tells a failed hook (a Notice on the bus).
     tell: Tell | None = None
 

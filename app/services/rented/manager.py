@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ from app.services.rented.facts import local_row, shared_fact
 from app.services.rented.hooks import LifecycleHooks
 from app.services.rented.meter import CostMeter, Period
 from app.services.rented.probe import PUBLIC_WARNING
-from app.services.rented.spend import url_identity
+from app.services.rented.spend import ACCOUNT_PREFIX, REPAIR_HINT, SpendRepair, url_identity
 from app.services.rented.store import RentedStore, secret_key
 from app.services.rented.upstream import RentedUpstream
 from app.services.routing.registry import UpstreamRegistry
@@ -87,6 +88,7 @@ class RentedManager:
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
         self.hooks.began = self._began
+        self.hooks.abandoned = self._abandoned
         self.hooks.tell = FailureNotices(bus.publish, sponsor_name)
         self.exiting = False  # set when the sponsor stops: no wake-on-request any more
         # Every node reads its token here when it sends; a node without a token of its own borrows
@@ -98,6 +100,8 @@ class RentedManager:
         self._pending: set[asyncio.Future[Any]] = set()
         # A cap reached on a node whose controller pauses it: told once the provider confirms (hooks).
         self._unconfirmed: dict[str, BudgetPaused] = {}
+        self._account_told: str | None = None  # the spend-account problem last told
+        self._estimated: set[str] = set()  # per-token nodes whose usage had to be estimated (told once)
         self._unsubscribe = bus.on(self._on_event)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -211,6 +215,10 @@ class RentedManager:
 
     def _save(self) -> None:
         self.store.save([n.decl for n in self.nodes.values()])
+
+    def keep_declarations(self) -> None:
+        """Save the declarations after a controller updated one in place (e.g. the hardware HF reports)."""
+        self._save()
 
     async def attach(self, data: dict[str, Any], token: str | None) -> RentedRow:
         decl = validate_decl({**data, "has_credential": bool(token)})
@@ -333,6 +341,10 @@ class RentedManager:
     def _began(self, node: RentedUpstream, job_id: str) -> None:
         self.meter.begin(node.name, job_id, node.price_per_hour)
 
+    def _abandoned(self, node: RentedUpstream, job_id: str) -> None:
+        self.meter.end(job_id)
+        self.check_budget(node)
+
     def _on_event(self, event: Event) -> None:
         if isinstance(event, HfSignedIn | HfSignedOut):
             self.tokens.invalidate()  # the next request of every node reads the account's token anew
@@ -351,9 +363,33 @@ class RentedManager:
         node = self.nodes.get(job.get("rented_node") or "")
         if node is None or job.get("serving_node_id") != node.node_id:
             return
-        cost = self.meter.end(str(job.get("id")))
+        cost = self.meter.end(str(job.get("id")), self._token_cost(node, job))
         # After the tracker has stored and replicated the finished record, add its cost.
         asyncio.get_running_loop().call_soon(self._record_cost, str(job.get("id")), cost, node)
+
+    def _token_cost(self, node: RentedUpstream, job: dict[str, Any]) -> float | None:
+        """A per-token node's workload: its reported usage (estimated when none was reported) times the
+        prices per token; None for an hourly node."""
+        sent = node.sent_estimate(str(job.get("id")))
+        if not node.per_token or sent is None:
+            return None
+        model, (guess_in, guess_out) = sent
+        price = node.token_price(model)
+        if price is None:
+            return None  # eligible only without a cap (status): nothing to hold it to
+        prompt, completion = job.get("prompt_tokens"), job.get("completion_tokens")
+        if isinstance(prompt, int) and isinstance(completion, int):
+            return price.cost(prompt, completion)
+        cost = price.cost(prompt if isinstance(prompt, int) else guess_in,
+                          completion if isinstance(completion, int) else guess_out)
+        log.warning("rented node %s: the answer reported no usage; charged an estimate of $%.6f (%d prompt and %d "
+                    "answer tokens at %s)", node.name, cost, guess_in, guess_out, price.text())
+        if node.name not in self._estimated:
+            self._estimated.add(node.name)
+            self.bus.publish(Notice(title=f"{node.name}: usage estimated", level="warning", node=node.name,
+                                    message=f"{node.name} answered without reporting its token usage, so its cost is "
+                                            f"an estimate ({price.text()}); caps count the estimate."))
+        return cost
 
     def _record_cost(self, job_id: str, cost: float | None, node: RentedUpstream) -> None:
         record: dict[str, Any] = {"id": job_id}
@@ -375,6 +411,8 @@ class RentedManager:
         self.check_budget(self.get(name))
 
     def check_budget(self, node: RentedUpstream) -> None:
+        if self._check_account(node):
+            return
         budget = node.decl.budget
         reason, reached = None, None
         caps: tuple[tuple[Period, float | None], ...] = (("day", budget.usd_per_day), ("month", budget.usd_per_month))
@@ -403,6 +441,69 @@ class RentedManager:
         elif was and not reason:
             self._unconfirmed.pop(node.name, None)
             self.changed(f"rented node {node.name} budget available again")
+
+    def _check_account(self, node: RentedUpstream) -> bool:
+        """A spend account that cannot be trusted never reads as zero: every rented node is ineligible
+        and every managed endpoint is paused (the budget hooks), naming the file and the way out."""
+        problem = self.meter.problem
+        if problem is None:
+            return False
+        reason = f"{ACCOUNT_PREFIX}{problem}; {REPAIR_HINT}"
+        was, node.budget_reason = node.budget_reason, reason
+        if was == reason:
+            return True
+        self._unconfirmed.pop(node.name, None)
+        if self._account_told != problem:
+            self._account_told = problem
+            self.bus.publish(Notice(title="Spend account unusable", level="error",
+                                    message=f"{problem}. Rented nodes are not used and managed endpoints are paused "
+                                            f"until it is repaired: {REPAIR_HINT}."))
+        log.error("rented node %s: %s", node.name, reason)
+        self.changed(f"rented node {node.name}: spend account unusable")
+        task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return True
+
+    def repair_spend(self, accept_usd: float | None = None, name: str | None = None) -> SpendRepair:
+        """Start a new spend account (the damaged file moved aside): each account of this sponsor's rented
+        nodes (or of ``name``) at ``accept_usd`` today if given, else at the most its job records and
+        the last figures read show. Caps are checked again at once."""
+        if accept_usd is not None and accept_usd < 0:
+            raise ConfigError("--accept-usd must be zero or more")
+        nodes = [self.get(name)] if name else list(self.nodes.values())
+        last = self.meter.book.accounts()
+        figures: dict[str, float] = {}
+        for node in nodes:
+            account = self.meter.account(node.name)
+            if accept_usd is not None:
+                figures[account] = accept_usd
+                continue
+            row = last.get(account, {})
+            known = max(float(row.get("day_billed") or 0.0), float(row.get("day_workloads") or 0.0))
+            figures[account] = max(figures.get(account, 0.0), known, self._recorded_today(node))
+        problem = self.meter.problem
+        moved = self.meter.book.repair(figures)
+        self._account_told = None
+        log.warning("spend account repaired (%s): %s", problem or "it was usable", figures)
+        self.bus.publish(Notice(title="Spend account repaired", level="warning",
+                                message=f"A new spend account was started at {self.meter.book.path}"
+                                        + (f" (the old one kept as {moved})" if moved else "") + ": "
+                                        + ", ".join(f"{k} ${v:.4f} today" for k, v in figures.items())))
+        for node in self.nodes.values():
+            if node.budget_reason and node.budget_reason.startswith(ACCOUNT_PREFIX):
+                node.budget_reason = None
+            self.check_budget(node)
+        self.changed("spend account repaired")
+        return {"file": str(self.meter.book.path), "moved_to": str(moved) if moved else None,
+                "problem": problem, "accounts": figures, "accepted": accept_usd is not None}
+
+    def _recorded_today(self, node: RentedUpstream) -> float:
+        """What this sponsor's job records say the node's workloads cost since the UTC day began."""
+        if self.jobs is None:
+            return 0.0
+        midnight = time.time() - time.time() % 86400
+        return sum(job.cost_usd or 0.0 for job in self.jobs.charged_since(midnight) if job.rented_node == node.name)
 
     def budget_pause_confirmed(self, name: str) -> BudgetPaused | None:
         """The provider confirms the pause a cap asked for: the node's ``BudgetPaused``, to publish once."""

@@ -56,11 +56,12 @@ class _Node:
 
 class CostMeter:
     def __init__(self, path: Path | None = None, clock: Callable[[], float] = steady, *,
-                 legacy: Path | None = None) -> None:
-        """``path``: the shared spend file (spend.py); ``legacy``: a home's old per-name totals
-        (rented_meter.json), taken into an account the first time its node is bound to one."""
+                 legacy: Path | None = None, marker: Path | None = None) -> None:
+        """``path``: the shared spend database (spend.py); ``legacy``: a home's old per-name totals
+        (rented_meter.json), taken into an account the first time its node is bound to one; ``marker``:
+        the home's memory that the account existed (a deleted one is then not taken for a first start)."""
         self.clock = clock
-        self.book = SpendBook(path, clock)
+        self.book = SpendBook(path, clock, marker=marker)
         self._nodes: dict[str, _Node] = {}
         self._job_node: dict[str, str] = {}
         self._accounts: dict[str, str] = {}  # node name -> account key
@@ -83,6 +84,11 @@ class CostMeter:
     def account(self, node: str) -> str:
         return self._accounts.get(node, node)
 
+    @property
+    def problem(self) -> str | None:
+        """Why the spend account cannot be trusted (naming its file), or None: looked at afresh."""
+        return self.book.check()
+
     # -- workloads -------------------------------------------------------------------------------------------
 
     def begin(self, node: str, job_id: str, price_per_hour: float | None) -> None:
@@ -91,13 +97,16 @@ class CostMeter:
         meter.active.setdefault(job_id, 0.0)
         self._job_node[job_id] = node
 
-    def end(self, job_id: str) -> float | None:
-        """Stop charging a workload; its cost in USD (None if it was not metered here)."""
+    def end(self, job_id: str, usd: float | None = None) -> float | None:
+        """Stop charging a workload; its cost in USD (None if it was not metered here). ``usd``: what it
+        cost when that is known otherwise (a per-token node: its tokens times their prices)."""
         node = self._job_node.pop(job_id, None)
         if node is None:
             return None
         meter = self._accrue(node)
         cost = meter.active.pop(job_id, 0.0)
+        if usd is not None:
+            cost = max(cost, usd)
         meter.session_workloads += cost
         stream = self._pending.setdefault(self.account(node), {})
         stream["workloads"] = stream.get("workloads", 0.0) + cost
@@ -162,6 +171,7 @@ class CostMeter:
             "in_flight": len(meter.active),
             "price_per_hour": meter.price or None,
             "account": self.account(node),
+            "problem": self.problem,
         }
 
     def spent(self, node: str, period: Period) -> float:

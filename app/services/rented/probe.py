@@ -15,6 +15,7 @@ import httpx
 from app.services.backends.base import ModelEntry
 from app.services.backends.engine import parse_model_list
 from app.services.backends.http_open import error_text
+from app.services.rented.per_token import RouterPrices, router_prices
 from app.services.secrets import redact
 from app.services.translate.candidates import context_length_of
 
@@ -37,6 +38,7 @@ class ProbeResult:
     tls_error: bool = False  # the certificate did not verify (a setup problem, not an outage)
     message: str | None = None  # the upstream's own words for a non-ready state
     simulated: bool = False  # answered by Pairwise's simulated Hugging Face (it labels every answer)
+    token_prices: RouterPrices | None = None  # the router's per-token prices (per_token.py), when it lists them
 
 
 SIMULATED_HEADER = "x-simulated"
@@ -81,7 +83,10 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
             return result
         if response.status_code == 200:
             try:
-                result.models = parse_model_list("openai", response.json())
+                listing = response.json()
+                result.models = parse_model_list("openai", listing)
+                if provider == "huggingface-router":
+                    result.token_prices = router_prices(listing)
             except (ValueError, AttributeError):
                 result.models = None
             result.state = "eligible"

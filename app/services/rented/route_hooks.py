@@ -15,6 +15,9 @@ class RouteHooks(Protocol[N]):
     def before_route(self) -> Sequence[object]: ...  # a controller would wake the node first
 
     @property
-    def began(self) -> Callable[[N, str], None]: ...  # a request's first byte arrived (job id)
+    def began(self) -> Callable[[N, str], None]: ...  # a request left for the node (job id), after any wake
+
+    @property
+    def abandoned(self) -> Callable[[N, str], None]: ...  # that attempt failed before an answer
 
     async def run_before_route(self, node: N, budget_s: float) -> None: ...

@@ -3,13 +3,21 @@
 An account belongs to the *endpoint*, not to a node name: its key is the provider's identity of the
 endpoint (``account_key``), so detach and re-attach, a new node name, or a second sponsor home on the
 same machine add to one account of it. Days and months are UTC, so a time-zone change between runs
-neither resets nor splits a day.
+neither resets nor splits a day; a day key only moves forward (a clock set back never reopens a day).
 
-Where it lives: ``spend.json`` in one per-user directory that every home on the machine shares
-(``spend_dir()``: ``PAIRWISE_SPEND_DIR``, else the platform's user data dir for ``pairwise-spend``),
-read and written under an exclusive file lock (``spend.json.lock``) so two sponsor processes never
-lose each other's charges. Every change is a read-modify-write under the lock; billed minutes are
-written (fsynced) as they are charged, not later.
+Where it lives: ``spend.db``, a SQLite database in one per-user directory that every home on the
+machine shares (``spend_dir()``: ``PAIRWISE_SPEND_DIR``, else the platform's user data dir for
+``pairwise-spend``). WAL journal, synchronous FULL, one ``BEGIN IMMEDIATE`` transaction per change, so
+two sponsor processes never lose each other's charges (SQLite's own locking, the same on all three
+platforms). A ``spend.json`` from before is migrated once (kept as ``spend.json.migrated``).
+
+**A damaged account never reads as zero.** At open the file is checked (``PRAGMA quick_check``, its
+header, its schema); while running every look checks it is still the file opened, not shrunk, not
+emptied, still writable. A missing (once it existed: the home's ``spend_account.json`` remembers it),
+unreadable, damaged or unwritable account sets ``problem`` (naming the file); from then on the book
+keeps counting in memory on the last figures it read, writes nothing, and the manager keeps every
+rented node ineligible and every managed endpoint paused until ``repair`` (``pairwise spend repair``)
+starts a new account from figures it is given, moving the damaged file aside.
 
 Besides the totals, an account keeps its open **billing stretch** as the provider bills it (wall-clock
 start, minutes charged, the price they were charged at, when that price was last confirmed). A sponsor
@@ -23,25 +31,43 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+import sqlite3
+import stat
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import platformdirs
-from filelock import FileLock, Timeout
 
 from app.environment import environment
 from app.home import write_private
+from app.services.errors import ConfigError
 from app.services.rented.timebase import steady
 
 log = logging.getLogger(__name__)
-FILE_NAME = "spend.json"
+FILE_NAME = "spend.db"
+LEGACY_FILE = "spend.json"
 LOCK_WAIT_S = 10.0
 SPEND_DIR_ENV = "PAIRWISE_SPEND_DIR"
+SCHEMA = 1
+HEADER = b"SQLite format 3\x00"
+ACCOUNT_PREFIX = "spend not counted: "  # a rented node's reason while its account cannot be trusted
+REPAIR_HINT = ("run 'pairwise spend repair' to start a new account from what this sponsor's job records and "
+               "last figures show, or 'pairwise spend repair --accept-usd X' to state today's spend yourself")
+class SpendRepair(TypedDict):
+    """What ``pairwise spend repair`` did: the account file, where the damaged one went, the figures."""
+
+    file: str
+    moved_to: str | None
+    problem: str | None
+    accounts: dict[str, float]  # account -> USD taken as today's spend
+    accepted: bool  # the figures were stated by the user (--accept-usd), not rebuilt
 
 
 def spend_dir() -> Path:
@@ -91,118 +117,317 @@ def roll(row: dict[str, Any], at: float) -> dict[str, Any]:
     return row
 
 
-class SpendBook:
-    """The shared file of accounts. ``path=None`` keeps them in memory (tests of one process)."""
+class AccountUnusable(ConfigError):
+    """The account file cannot be trusted (missing, replaced, truncated, damaged, unwritable)."""
 
-    def __init__(self, path: Path | None, clock: Callable[[], float] = steady) -> None:
-        self.path, self.clock = path, clock
-        self._lock = FileLock(str(path) + ".lock", timeout=LOCK_WAIT_S) if path is not None else None
-        self._accounts: dict[str, dict[str, Any]] = {}
-        self._seen: tuple[int, int] | None = None  # (mtime_ns, size) of the file as last read
-        self._reload()
+    title = "Spend account unusable"
+
+
+class SpendBook:
+    """The shared database of accounts. ``path=None`` keeps them in memory (tests of one process);
+    ``marker``: a file in the sponsor's home remembering that this account existed (so a deleted one is
+    told apart from a first start)."""
+
+    def __init__(self, path: Path | None, clock: Callable[[], float] = steady, *, marker: Path | None = None) -> None:
+        self.path, self.clock, self.marker = path, clock, marker
+        self.problem: str | None = None
+        self._db: sqlite3.Connection | None = None
+        self._ident: tuple[int, int] | None = None  # (device, inode) of the file opened
+        self._size = 0  # the largest size seen: a SQLite file never shrinks (Pairwise never vacuums)
+        self._cache: dict[str, dict[str, Any]] = {}  # the last rows read or written: what a damaged account keeps
+        self._open()
+
+    # -- opening and checking ----------------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        if self.path is None:
+            self._db = self._connect(":memory:")
+            self._schema()
+            return
+        try:
+            remembered = self._remembered()
+            if not self.path.exists():
+                if remembered is not None:
+                    raise AccountUnusable("is missing (it held the spend accounts: deleted or moved?)")
+                self._create()
+            else:
+                self._check_file(first=True)
+                self._db = self._connect(str(self.path))
+                found = self._db.execute("PRAGMA quick_check").fetchone()
+                if not found or found[0] != "ok":
+                    raise AccountUnusable(f"is damaged (integrity check: {found[0] if found else 'no answer'})")
+                ident = self._meta("id")
+                if ident is None:
+                    raise AccountUnusable("holds no spend accounts (not Pairwise's account, or emptied)")
+                if remembered is not None and remembered != ident:
+                    raise AccountUnusable("was replaced by another account (the one this home counted on is gone)")
+                self._remember(ident)
+            self._load_all()
+        except (AccountUnusable, sqlite3.Error, OSError) as exc:
+            self._fail(exc)
+
+    @staticmethod
+    def _connect(where: str) -> sqlite3.Connection:
+        db = sqlite3.connect(where, timeout=LOCK_WAIT_S, isolation_level=None, check_same_thread=False)
+        if where != ":memory:":
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")  # a charge that was told is on disk
+        return db
+
+    def _schema(self) -> None:
+        assert self._db is not None
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS accounts (account TEXT PRIMARY KEY, row TEXT NOT NULL)")
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
+
+    def _create(self) -> None:
+        assert self.path is not None
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # spend is nobody else's business
+        self._db = self._connect(str(self.path))
+        os.chmod(self.path, 0o600)
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._schema()
+            self._migrate()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        ident = self._meta("id")
+        assert ident is not None
+        self._remember(ident)
+        self._check_file(first=True)
+
+    def _migrate(self) -> None:
+        """Take in a ``spend.json`` from before (inside the creating transaction)."""
+        assert self.path is not None and self._db is not None
+        legacy = self.path.with_name(LEGACY_FILE)
+        if not legacy.exists():
+            return
+        try:
+            data = json.loads(legacy.read_text())
+        except (OSError, ValueError) as exc:
+            raise AccountUnusable(f"could not be made from {legacy}, which is unreadable ({exc})") from exc
+        accounts = data.get("accounts") if isinstance(data, dict) else None
+        for account, row in (accounts or {}).items():
+            if isinstance(row, dict):
+                self._db.execute("INSERT OR REPLACE INTO accounts VALUES (?, ?)",
+                                 (account, json.dumps({**_fresh_row(), **row})))
+        legacy.rename(legacy.with_name(LEGACY_FILE + ".migrated"))
+        log.info("spend accounts: %s migrated into %s", legacy, self.path)
+
+    def _meta(self, key: str) -> str | None:
+        assert self._db is not None
+        try:
+            found = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None  # no meta table
+        return str(found[0]) if found else None
+
+    def _remembered(self) -> str | None:
+        if self.marker is None or not self.marker.exists():
+            return None
+        try:
+            data = json.loads(self.marker.read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("path") != str(self.path):
+            return None
+        return str(data.get("id")) if data.get("id") else None
+
+    def _remember(self, ident: str) -> None:
+        if self.marker is not None and self._remembered() != ident:
+            write_private(self.marker, json.dumps({"path": str(self.path), "id": ident}).encode())
+
+    def _check_file(self, *, first: bool = False) -> None:
+        """Raise AccountUnusable unless the file is still the one opened, whole and writable."""
+        assert self.path is not None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise AccountUnusable("was deleted while Pairwise ran") from None
+        ident = (st.st_dev, st.st_ino)
+        if first or self._ident is None:
+            self._ident = ident
+        elif ident != self._ident:
+            raise AccountUnusable("was replaced while Pairwise ran")
+        if st.st_size == 0:
+            raise AccountUnusable("is empty (truncated)")
+        if st.st_size < self._size:
+            raise AccountUnusable(f"was truncated ({st.st_size} bytes, was {self._size})")
+        self._size = max(self._size, st.st_size)
+        with open(self.path, "rb") as fh:
+            if fh.read(len(HEADER)) != HEADER:
+                raise AccountUnusable("is damaged (not a SQLite database any more)")
+        if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise AccountUnusable("cannot be written (read-only)")
+
+    def _fail(self, exc: BaseException) -> None:
+        what = str(exc) if isinstance(exc, AccountUnusable) else f"cannot be used ({type(exc).__name__}: {exc})"
+        if self.problem is None:
+            self.problem = f"the spend account {self.path} {what}"
+            log.error("%s; rented nodes stay ineligible and managed endpoints paused; %s", self.problem, REPAIR_HINT)
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = None
+
+    def check(self) -> str | None:
+        """Look at the file again; the problem, if it cannot be trusted."""
+        if self.problem is None and self.path is not None:
+            try:
+                self._check_file()
+            except (AccountUnusable, OSError) as exc:
+                self._fail(exc)
+        return self.problem
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
     # -- reading ---------------------------------------------------------------------------------------------
 
-    def _stat(self) -> tuple[int, int] | None:
-        if self.path is None:
+    def _usable(self) -> sqlite3.Connection | None:
+        if self.check() is not None:
             return None
-        try:
-            st = self.path.stat()
-        except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size
+        return self._db
 
-    def _reload(self, *, force: bool = False) -> None:
-        """Read the file again if another process (or this one) changed it since the last read."""
-        if self.path is None:
+    def _load_all(self) -> None:
+        db = self._usable()
+        if db is None:
             return
-        seen = self._stat()
-        if not force and seen == self._seen:
-            return
-        self._seen = seen
-        if seen is None:
-            self._accounts = {}
-            return
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError) as exc:
-            # Keep what we had: losing the totals would reopen a cap that was reached.
-            log.warning("spend accounts in %s unreadable, keeping the last ones read: %s", self.path, exc)
-            return
-        accounts = data.get("accounts") if isinstance(data, dict) else None
-        if isinstance(accounts, dict):
-            self._accounts = {k: {**_fresh_row(), **v} for k, v in accounts.items() if isinstance(v, dict)}
+        for account, raw in db.execute("SELECT account, row FROM accounts").fetchall():
+            self._cache[account] = {**_fresh_row(), **json.loads(raw)}
+
+    def _read(self, account: str) -> dict[str, Any]:
+        """The stored row (no roll), falling back on the last one read when the account is unusable."""
+        db = self._usable()
+        if db is not None:
+            try:
+                found = db.execute("SELECT row FROM accounts WHERE account = ?", (account,)).fetchone()
+            except (sqlite3.Error, ValueError) as exc:
+                self._fail(exc)
+            else:
+                if found is not None:
+                    self._cache[account] = {**_fresh_row(), **json.loads(found[0])}
+                return dict(self._cache.get(account) or _fresh_row())
+        return dict(self._cache.get(account) or _fresh_row())
 
     def row(self, account: str) -> dict[str, Any]:
         """A copy of the account's row, rolled to the current UTC day and month."""
-        self._reload()
-        return roll({**_fresh_row(), **self._accounts.get(account, {})}, self.clock())
+        return roll(self._read(account), self.clock())
 
     def has(self, account: str) -> bool:
-        self._reload()
-        return account in self._accounts
+        db = self._usable()
+        if db is not None:
+            try:
+                return db.execute("SELECT 1 FROM accounts WHERE account = ?", (account,)).fetchone() is not None
+            except sqlite3.Error as exc:
+                self._fail(exc)
+        return account in self._cache
+
+    def accounts(self) -> dict[str, dict[str, Any]]:
+        """Every account's row as last read (rolled): what a repair may start from."""
+        self._load_all()
+        return {k: roll(dict(v), self.clock()) for k, v in self._cache.items()}
 
     # -- writing ---------------------------------------------------------------------------------------------
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
-        if self._lock is None or self.path is None:
-            yield
-            return
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # spend is nobody else's business
-        try:
-            self._lock.acquire()
-        except Timeout:
-            # Another process holds the lock far too long; charging in memory beats not charging.
-            log.warning("spend accounts: %s stayed locked for %g s; this change is written without the lock",
-                        self.path, LOCK_WAIT_S)
-            yield
-            return
-        try:
-            yield
-        finally:
-            self._lock.release()
-
-    @contextmanager
     def change(self, account: str) -> Iterator[dict[str, Any]]:
-        """Read-modify-write one account under the lock; the file is written (fsynced) on exit."""
-        with self._locked():
-            self._reload(force=True)
-            row = roll(self._accounts.setdefault(account, _fresh_row()), self.clock())
+        """One transaction on one account: read, let the caller change the row, write. While the account
+        is unusable the change is kept in memory only (counted, never lost from view, never written)."""
+        db = self._usable()
+        if db is None:
+            row = roll(dict(self._cache.get(account) or _fresh_row()), self.clock())
             yield row
-            self._write()
-
-    def _write(self) -> None:
-        if self.path is None:
+            self._cache[account] = row
             return
-        body = {"version": 1, "note": "rented endpoints' spend per UTC day and month (Pairwise)",
-                "accounts": self._accounts}
-        write_private(self.path, json.dumps(body, indent=1).encode())
-        self._seen = self._stat()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            found = db.execute("SELECT row FROM accounts WHERE account = ?", (account,)).fetchone()
+        except sqlite3.Error as exc:
+            self._rollback(db)
+            self._fail(exc)
+            row = roll(dict(self._cache.get(account) or _fresh_row()), self.clock())
+            yield row
+            self._cache[account] = row
+            return
+        row = roll({**_fresh_row(), **json.loads(found[0])} if found else _fresh_row(), self.clock())
+        try:
+            yield row
+        except BaseException:
+            self._rollback(db)
+            raise
+        self._cache[account] = row
+        try:
+            db.execute("INSERT OR REPLACE INTO accounts VALUES (?, ?)", (account, json.dumps(row)))
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback(db)
+            self._fail(exc)
+            return
+        self.check()  # a file changed under us (deleted, truncated) is noticed at the charge that met it
+
+    @staticmethod
+    def _rollback(db: sqlite3.Connection) -> None:
+        try:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     def add(self, deltas: dict[str, dict[str, float]]) -> None:
-        """Add USD per account and stream (``{"account": {"workloads": usd, "billed": usd}}``)."""
-        if not deltas:
-            return
-        with self._locked():
-            self._reload(force=True)
-            now = self.clock()
-            for account, streams in deltas.items():
-                row = roll(self._accounts.setdefault(account, _fresh_row()), now)
+        """Add USD per account and stream (``{"account": {"workloads": usd, "billed": usd}}``), one
+        transaction per account."""
+        for account, streams in deltas.items():
+            with self.change(account) as row:
                 for stream, usd in streams.items():
                     row[f"day_{stream}"] += usd
                     row[f"month_{stream}"] += usd
-            self._write()
 
     def adopt(self, account: str, legacy: dict[str, Any]) -> None:
         """Take a row from before accounts were shared (per node name, in the home), if none exists yet."""
-        with self._locked():
-            self._reload(force=True)
-            if account in self._accounts:
-                return
-            row = {**_fresh_row(), **{k: v for k, v in legacy.items() if k in _fresh_row()}}
-            self._accounts[account] = roll(row, self.clock())
-            self._write()
+        if self.has(account):
+            return
+        with self.change(account) as row:
+            row.update({k: v for k, v in legacy.items() if k in _fresh_row()})
+            row.update(roll(row, self.clock()))
+
+    def repair(self, figures: dict[str, float]) -> Path | None:
+        """Start a new account from ``figures`` (USD spent today, per account, taken as this month's too
+        unless the last figures read say more), moving the damaged file aside; the moved file's path."""
+        moved: Path | None = None
+        self.close()
+        if self.path is not None and (self.path.exists() or self.path.is_symlink()):
+            moved = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+            self.path.replace(moved)
+            for suffix in ("-wal", "-shm"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+        last = {k: roll(dict(v), self.clock()) for k, v in self._cache.items()}
+        self.problem, self._ident, self._size, self._cache = None, None, 0, {}
+        if self.path is None:
+            self._db = self._connect(":memory:")
+            self._schema()
+        else:
+            if self.marker is not None:
+                self.marker.unlink(missing_ok=True)
+            try:
+                self._create()
+            except (AccountUnusable, sqlite3.Error, OSError) as exc:
+                self._fail(exc)
+                raise
+        for account, usd in figures.items():
+            before = last.get(account, _fresh_row())
+            with self.change(account) as row:
+                row["day_billed"] = usd
+                row["month_billed"] = max(usd, float(before.get("month_billed") or 0.0),
+                                          float(before.get("month_workloads") or 0.0))
+        return moved
 
     # -- the billing stretch -----------------------------------------------------------------------------------
 
@@ -265,9 +490,8 @@ class SpendBook:
     def unbilled(self, account: str, at: float) -> None:
         """The provider was seen not billing at ``at``: the stretch is over (unless someone saw it billing
         later than that: then this observation is the stale one)."""
-        self._reload()
-        current = self._accounts.get(account)
-        if current is not None and current.get("stretch") is None and current.get("closed_at") is not None:
+        current = self._read(account)
+        if current.get("stretch") is None and current.get("closed_at") is not None:
             return  # already closed: nothing to write
         with self.change(account) as row:
             s = row.get("stretch")

@@ -37,6 +37,7 @@ from app.services.errors import UpstreamError
 from app.services.node_ids import rented_node_id
 from app.services.outbound import ca_files, make_client, outbound_ssl_context
 from app.services.rented.decl import LABEL, RentedDecl, check_url
+from app.services.rented.per_token import RouterPrices, TokenPrice, estimate, price_of
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
 from app.services.secrets import redact
 from app.services.translate.shapes import PATHS, Api, canonical_model
@@ -89,6 +90,8 @@ class RentedUpstream(Upstream):
         self.budget_reason: str | None = None
         self.hf_price: float | None = None  # the provider's current price, as a lifecycle controller reads it
         self.price_reason: str | None = None  # why the price is unknown: ineligible until it is known
+        self.router_prices: RouterPrices | None = None  # per-token prices the provider lists (per_token.py)
+        self._sent: dict[str, tuple[str, tuple[int, int]]] = {}  # per-token job -> (model, estimated usage)
         # Why the provider's management API cannot be reached now (the state shown may be stale), or None.
         self.hf_unreachable: str | None = None
         # The user chose to quit although this node could not be paused (the tray asked): the sponsor's
@@ -122,6 +125,19 @@ class RentedUpstream(Upstream):
         """What an hour costs: the higher of the declared price and the provider's."""
         prices = [p for p in (self.decl.price_per_hour, self.hf_price) if p is not None]
         return max(prices) if prices else None
+
+    @property
+    def per_token(self) -> bool:
+        """Billed per token (the HF router, or a provider declared with prices per token), not per hour."""
+        return self.decl.provider == "huggingface-router" or (
+            self.decl.price_per_mtok_in is not None and self.decl.price_per_mtok_out is not None)
+
+    def token_price(self, model: str) -> TokenPrice | None:
+        return price_of(model, self.router_prices, (self.decl.price_per_mtok_in, self.decl.price_per_mtok_out))
+
+    def sent_estimate(self, job_id: str) -> tuple[str, tuple[int, int]] | None:
+        """The model and estimated usage of a per-token request sent (taken once, at its end)."""
+        return self._sent.pop(job_id, None)
 
     @property
     def shared_with_cluster(self) -> bool:
@@ -169,7 +185,14 @@ class RentedUpstream(Upstream):
         if self.budget_reason:
             return "ineligible", self.budget_reason
         budget = self.decl.budget
-        if self.price_per_hour is None and (budget.usd_per_day is not None or budget.usd_per_month is not None):
+        capped = budget.usd_per_day is not None or budget.usd_per_month is not None
+        if self.per_token:
+            unpriced = [m for m in self.served_names() if self.token_price(m) is None]
+            if capped and unpriced:
+                return "ineligible", (f"a budget is set but the price per token of {', '.join(unpriced)} is unknown "
+                                      "(the provider lists none); set it with 'pairwise rented set "
+                                      f"{self.name} --price-per-mtok-in USD --price-per-mtok-out USD'")
+        elif self.price_per_hour is None and capped:
             # A cap that cannot be counted is no cap: refuse rather than bill blind.
             return "ineligible", ("a budget is set but the price per hour is unknown; "
                                   f"set it with 'pairwise rented set {self.name} --price-per-hour USD'")
@@ -252,6 +275,8 @@ class RentedUpstream(Upstream):
                 self.last_error = result.message
         if result.models is not None:
             self.probed = result.models
+        if result.token_prices is not None:
+            self.router_prices = result.token_prices
         if result.state == "eligible":
             self.public = result.public
         return result
@@ -272,16 +297,27 @@ class RentedUpstream(Upstream):
             body["stream_options"] = {**dict(body.get("stream_options") or {}), "include_usage": True}
         deadline = time.monotonic() + self.decl.cold_start_s
         self.waking += 1
+        metered = False
         try:
             if self.hooks is not None and self.hooks.before_route:
                 await self.hooks.run_before_route(self, deadline - time.monotonic())
+            # Charged to whoever sent it from the moment it leaves (after any wake, which is the
+            # endpoint's): prefill, queueing and a non-streamed answer all cost while we wait for the
+            # first byte, and per-peer and per-key caps must see that.
+            if self.hooks is not None and request.job_id:
+                if self.per_token:
+                    self._sent[request.job_id] = (str(body.get("model")), estimate(body))
+                self.hooks.began(self, request.job_id)
+                metered = True
             # Read after the hooks: a provider gives a new endpoint its URL only once it is scheduled.
             opened = await self._send(self._base() + PATHS["openai"][request.operation], body, deadline)
+        except BaseException:
+            if metered and self.hooks is not None and request.job_id:
+                self.hooks.abandoned(self, request.job_id)  # its time so far still counts on the account
+            raise
         finally:
             self.waking -= 1
         opened.serving_node, opened.serving_node_id, opened.engine = self.name, self.node_id, self.decl.provider
-        if self.hooks is not None and request.job_id:
-            self.hooks.began(self, request.job_id)
         return opened
 
     def _headers(self, remaining: float) -> dict[str, str]:
