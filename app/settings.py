@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -16,10 +17,14 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.environment import Environment, environment
-from app.home import write_private
+from app.home import save_private
 from app.services.errors import ConfigError
 
 ApiKind = Literal["ollama", "openai"]
+# How this node routes to a peer's shared rented node: this node's choice, never the sponsor's.
+PeerRentedPolicy = Literal["prefer", "overflow", "when-no-local-node", "never"]
+PEER_RENTED_POLICIES: tuple[PeerRentedPolicy, ...] = ("prefer", "overflow", "when-no-local-node", "never")
+DEFAULT_PEER_RENTED_POLICY: PeerRentedPolicy = "when-no-local-node"
 
 DEFAULT_LISTEN = "127.0.0.1:11434"
 DEFAULT_CLUSTER_LISTEN = "0.0.0.0:14330"
@@ -78,6 +83,9 @@ class NodeSettings(_Model):
     ca_file: str | None = None
     max_body_bytes: int = 8 * 1024 * 1024
     engines: list[EngineDecl] = Field(default_factory=list)
+    # A peer's rented node id -> the policy this node routes to it under (default when-no-local-node:
+    # a peer's claim, "prefer" or any other, never puts its rented GPU ahead of this node's own capacity).
+    peer_rented: dict[str, PeerRentedPolicy] = Field(default_factory=dict)
     hf: HuggingFaceUrls = Field(default_factory=HuggingFaceUrls)
     # Set by ``pairwise demo`` in its own home: the tray then says it is the demo and how to leave it,
     # instead of offering to start the demo beside itself.
@@ -85,6 +93,9 @@ class NodeSettings(_Model):
 
     def engine(self, name: str) -> EngineDecl | None:
         return next((e for e in self.engines if e.name == name), None)
+
+    def peer_rented_policy(self, node_id: str) -> PeerRentedPolicy:
+        return self.peer_rented.get(node_id, DEFAULT_PEER_RENTED_POLICY)
 
 
 def parse_host_port(value: str, *, default_port: int | None = None) -> tuple[str, int]:
@@ -126,7 +137,16 @@ class SettingsStore:
         self.overrides = apply_environment(settings, self.env or environment())
         return settings
 
-    def save(self, settings: NodeSettings) -> None:
+    def change(self, settings: NodeSettings, mutate: Callable[[NodeSettings], None], what: str) -> None:
+        """Make a change saved first, then applied: ``mutate`` runs on a copy that is written
+        (``NotSaved`` naming the file and why if it cannot be), and only then on ``settings``, so a
+        refused change leaves the running node as it was."""
+        draft = settings.model_copy(deep=True)
+        mutate(draft)
+        self.save(draft, what)
+        mutate(settings)
+
+    def save(self, settings: NodeSettings, what: str = "the settings change") -> None:
         data = settings.model_dump(mode="json")
         for path, from_env, user_value in self.overrides:
             holder = data
@@ -135,7 +155,7 @@ class SettingsStore:
             # Changed since start (the user set it in the running node): that is the user's now.
             if holder.get(path[-1]) == from_env:
                 holder[path[-1]] = user_value
-        write_private(self.path, json.dumps(data, indent=2).encode())
+        save_private(self.path, json.dumps(data, indent=2).encode(), what)
 
 
 def apply_environment(settings: NodeSettings, env: Environment) -> list[Override]:

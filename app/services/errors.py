@@ -32,6 +32,8 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   └── LineTooLong               translate/lines.py: an upstream line over the cap
     ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
     │   └── HfUnavailable               HfPermissionError and HfNotFound are HfErrors too)
+    ├── NotSaved                      home.py: a change could not be written (disk full, read-only,
+    │                                   permission), so it was not made
     ├── PeerError                     cluster/peer_client.py: a peer unreachable or refusing
     ├── PairingError                  cluster/pairing_protocol.py: pairing failed, and why (WrongPin,
     │                                   InvalidPin, PinVoid, PinExpired, PinAlreadyUsed, AlreadyMember,
