@@ -8,11 +8,13 @@ the OS keyring (see ``app.services.secrets``).
 from __future__ import annotations
 
 import json
+import re
 import socket
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -54,16 +56,43 @@ class EngineDecl(_Model):
     @field_validator("url")
     @classmethod
     def _url_ok(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("engine URL must be http:// or https:// with a host")
-        if parts.username is not None or parts.password is not None:
-            # settings.json is not a credential store, and `engines list` prints URLs.
-            raise ValueError("engine URL must not carry a user name or password; give the engine's "
-                             "credential with --token-stdin (it is kept in the OS keyring)")
+        check_engine_url(value)
         # The base URL as OpenAI's SDK and most tools write it ends in /v1; request paths
         # (/v1/models, /api/tags) are appended to the server's root, as for rented nodes.
         return value.rstrip("/").removesuffix("/v1")
+
+
+# Query parameters that carry a credential (any spelling: apiKey, api-key, X_API_KEY ...).
+_CREDENTIAL_PARAM = re.compile(r"(?i)(key|token|secret|passw|auth|sig|credential|session)")
+
+
+def check_engine_url(value: str) -> None:
+    """Refuse, naming why, an engine URL that is not a plain http(s) base URL: control characters
+    or whitespace (they would reach a request line), no host, a port outside 1-65535, a user name or
+    password, a query or fragment (a credential there would be stored in settings.json and printed
+    by ``engines list``; the credential goes to the keyring with --token-stdin)."""
+    bad = next((c for c in value if c.isspace() or unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:
+        raise ValueError(f"engine URL must not contain whitespace or control characters (found {bad!r})")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("engine URL must be http:// or https:// with a host")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("engine URL's port must be a number from 1 to 65535") from None
+    if port is not None and not 0 < port < 65536 or parts.netloc.endswith(":0"):
+        raise ValueError("engine URL's port must be a number from 1 to 65535")
+    if parts.username is not None or parts.password is not None:
+        # settings.json is not a credential store, and `engines list` prints URLs.
+        raise ValueError("engine URL must not carry a user name or password; give the engine's "
+                         "credential with --token-stdin (it is kept in the OS keyring)")
+    if parts.query or parts.fragment:
+        names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+        if any(_CREDENTIAL_PARAM.search(name) for name in names) or (parts.query and not names):
+            raise ValueError("engine URL must not carry a credential in its query (it would be stored in "
+                             "settings.json); give it with --token-stdin (it is kept in the OS keyring)")
+        raise ValueError("engine URL must be a base URL without a query or fragment")
 
 
 class HuggingFaceUrls(_Model):
