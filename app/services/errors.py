@@ -11,6 +11,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── NodeAlreadyRunning        node.py: another node holds this home
     │   ├── HomeTooOpen               home.py: the home is readable by other users
     │   ├── DatabaseDamaged           jobs/store.py: state.db cannot be read (set it aside to start afresh)
+    │   ├── DatabaseUnwritable        jobs/store.py: state.db cannot be written (read-only home, full disk)
     │   └── PortTaken                 a listener's address is held by another program (names it and the way on)
     ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
     ├── Untranslatable                translate/refusal.py: a field that cannot cross to the upstream's API (400)
