@@ -36,6 +36,7 @@ class HostilePeer:
                                       "shared_nodes": []}
         self.reply = "from the hostile peer"
         self.relay_headers: dict[str, str] = {}
+        self.relay_error: tuple[int, dict[str, Any]] | None = None  # answered instead of ``reply`` when set
         self.relayed: list[dict[str, Any]] = []
         self.raw_inventory: bytes | None = None  # sent as is instead of ``inventory`` when set
         self._loop = asyncio.new_event_loop()
@@ -53,6 +54,8 @@ class HostilePeer:
         async def relay(request: web.Request) -> web.Response:
             body = await request.json()
             self.relayed.append(body)
+            if self.relay_error is not None:
+                return web.json_response(self.relay_error[1], status=self.relay_error[0])
             answer = {"id": "chatcmpl-hostile", "object": "chat.completion", "created": 0, "model": body.get("model"),
                       "choices": [{"index": 0, "message": {"role": "assistant", "content": self.reply},
                                    "finish_reason": "stop"}],

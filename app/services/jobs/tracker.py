@@ -17,6 +17,7 @@ from app.services.events import (
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
+from app.services.secrets import redact
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,8 @@ class JobTracker:
         job.finished_at = time.time()
         if job.started_at is None:
             job.started_at = job.finished_at
-        job.error = error
+        # Kept in state.db and replicated: no credential, whatever shape an upstream wrote it in.
+        job.error = redact(error) if error else error
         job.prompt_tokens, job.completion_tokens = prompt_tokens, completion_tokens
         self._changed(job, WorkloadFinished)
 
