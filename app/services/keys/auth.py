@@ -8,11 +8,12 @@
   429 and ``Retry-After`` until the window has passed, valid key or not, so guessing gains nothing.
 
 The middleware leaves the accepted ``KeyRecord`` (or None) in ``request[KEY]``; ``caller_for``
-turns it into the ``Caller`` of the inference service, and ``model_refusal`` refuses a model the
-key may not use, by name.
+turns it into the ``Caller`` of the inference service; ``key_may_see_model`` is the one check of a
+scoped key, and ``refuse_model`` / ``model_refusal`` refuse a model the key may not use, by name.
 
 Public API: ``KEY``, ``optional_key(keys)``, ``required_key(keys, throttle)``, ``FailedAttempts``,
-``bearer_of(request)``, ``caller_for(node, request)``, ``model_refusal(request, api, body)``.
+``bearer_of(request)``, ``caller_for(node, request)``, ``key_may_see_model(request, model)``,
+``refuse_model(request, api, model)``, ``model_refusal(request, api, body)``.
 """
 
 from __future__ import annotations
@@ -142,18 +143,24 @@ def caller_for(node: Node, request: web.Request) -> Caller:
     return Caller(requester=requester, allow_off_lan=allow, off_lan_rule=rule)
 
 
-def key_allows(request: web.Request, model: str) -> bool:
-    """Whether the request's key (if any) may use ``model``: listings show a key only those."""
+def key_may_see_model(request: web.Request, model: str) -> bool:
+    """The one check of a scoped key: may the request's key (if any) see or use ``model``? Every route
+    that names a model asks it (inference, embeddings, /api/show, /v1/models/{id}, the listings)."""
     record: Any = request.get(KEY)
-    return not isinstance(record, KeyRecord) or record.allows_model(model)
+    return not isinstance(record, KeyRecord) or record.allows_model(model.strip())
 
 
-def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
-    """403 naming the key and its patterns when its key may not use the body's model."""
+def refuse_model(request: web.Request, api: Api, model: str) -> web.Response | None:
+    """403 in the caller's API naming the key and its patterns when its key may not see ``model``."""
     record: Any = request.get(KEY)
-    model = body.get("model")
-    if not isinstance(record, KeyRecord) or not isinstance(model, str) or record.allows_model(model.strip()):
+    if not isinstance(record, KeyRecord) or key_may_see_model(request, model):
         return None
     patterns = ", ".join(record.models)
     return shaped_error(api, 403, f"refused: key {record.name!r} may use only models matching {patterns}; "
                                   f"{model.strip()[:200]!r} is not one of them")
+
+
+def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
+    """``refuse_model`` for a request body's ``model`` (a body without a text model is validated later)."""
+    model = body.get("model")
+    return refuse_model(request, api, model) if isinstance(model, str) else None
