@@ -299,6 +299,30 @@ class JobStore:
                 "ORDER BY created_at", (at,)).fetchall()
         return [Workload.from_json(json.loads(r[0])) for r in rows]
 
+    def prune_peers(self, my_id: str, *, keep: int, max_age_s: float) -> int:
+        """Retention for what peers replicated: their finished records past the ``keep`` newest, or
+        older than ``max_age_s``, are deleted. This node's own records (it started or served them)
+        are kept: they carry its history and the spend it rebuilds at start. Returns how many went."""
+        self.flush()
+        if self.trouble is not None:
+            return 0
+        peers = ("json_extract(record, '$.origin_node_id') IS NOT ? AND "
+                 "json_extract(record, '$.serving_node_id') IS NOT ? AND "
+                 f"state NOT IN ({','.join('?' * len(ACTIVE_STATES))})")
+        args = (my_id, my_id, *ACTIVE_STATES)
+        try:
+            with self._lock:
+                cur = self._db.execute(
+                    f"DELETE FROM workloads WHERE id IN (SELECT id FROM workloads WHERE {peers} "
+                    "AND (created_at < ? OR id IN (SELECT id FROM workloads WHERE " + peers +
+                    " ORDER BY created_at DESC LIMIT -1 OFFSET ?)))",
+                    (*args, time.time() - max_age_s, *args, keep))
+                return cur.rowcount
+        except sqlite3.Error as exc:
+            if not is_storage_trouble(exc):
+                raise
+            return 0
+
     def mark_interrupted(self, node_id: str, reason: str) -> int:
         """At start-up: work that was running when the node died did not finish."""
         jobs = self.list(active_only=True, limit=10_000)
