@@ -18,10 +18,14 @@ Public API: ``KEY``, ``optional_key(keys)``, ``required_key(keys, throttle)``, `
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import math
 import time
+import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import typedefs, web
@@ -34,6 +38,8 @@ from app.services.translate.shapes import Api
 
 if TYPE_CHECKING:
     from app.services.node import Node
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = typedefs.Middleware
@@ -58,7 +64,60 @@ def _unauthorized(request: web.Request, exc: KeyRefused) -> web.Response:
     return shaped_error(api_of(request.path), 401, exc.message, headers={"WWW-Authenticate": 'Bearer realm="pairwise"'})
 
 
+class KeyStreams:
+    """The requests each key has in progress, so revoking the key ends them (a stream that started
+    before the revocation does not run on to its end)."""
+
+    def __init__(self, keys: KeyStore) -> None:
+        self._by_key: dict[str, set[asyncio.Task[object]]] = {}
+        keys.revoked_listeners.append(self.end)
+
+    @contextlib.contextmanager
+    def track(self, name: str) -> Iterator[None]:
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        running = self._by_key.setdefault(name, set())
+        running.add(task)
+        try:
+            yield
+        finally:
+            running.discard(task)
+            if not running:
+                self._by_key.pop(name, None)
+
+    def end(self, record: KeyRecord) -> None:
+        running = self._by_key.pop(record.name, set())
+        if running:
+            log.info("key %s revoked: ending its %d request(s) in progress", record.name, len(running))
+        for task in running:
+            task.cancel()
+
+
+_STREAMS: weakref.WeakKeyDictionary[KeyStore, KeyStreams] = weakref.WeakKeyDictionary()
+
+
+def streams_of(keys: KeyStore) -> KeyStreams:
+    """The one ``KeyStreams`` of a key store (both doors share it)."""
+    streams = _STREAMS.get(keys)
+    if streams is None:
+        streams = _STREAMS[keys] = KeyStreams(keys)
+    return streams
+
+
+async def _as(request: web.Request, handler: Handler, record: KeyRecord | None,
+              streams: KeyStreams) -> web.StreamResponse:
+    request[KEY] = record
+    if record is None:
+        return await handler(request)
+    with streams.track(record.name):
+        return await handler(request)
+
+
 def optional_key(keys: KeyStore) -> Middleware:
+    streams = streams_of(keys)
+
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         token = bearer_of(request)
@@ -68,8 +127,7 @@ def optional_key(keys: KeyStore) -> Middleware:
                 record = keys.verify(token)
             except KeyRefused as exc:
                 return _unauthorized(request, exc)
-        request[KEY] = record
-        return await handler(request)
+        return await _as(request, handler, record, streams)
 
     return middleware
 
@@ -109,6 +167,8 @@ class FailedAttempts:
 
 
 def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
+    streams = streams_of(keys)
+
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         address = request.remote or "unknown"
@@ -122,8 +182,7 @@ def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
         except KeyRefused as exc:
             throttle.failed(address)
             return _unauthorized(request, exc)
-        request[KEY] = record
-        return await handler(request)
+        return await _as(request, handler, record, streams)
 
     return middleware
 
