@@ -92,8 +92,7 @@ class RequesterService:
         return self.lan.status()
 
     def door_cert(self) -> dict[str, Any]:
-        identity = self.node.identity
-        return {"pem": identity.cert_pem, "fingerprint": identity.fingerprint}
+        return dict(self.lan.pin())
 
     # -- views -----------------------------------------------------------------------------------------------
 
