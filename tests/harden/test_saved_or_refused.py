@@ -52,6 +52,9 @@ def test_changes_the_home_cannot_take_are_refused_and_nothing_changes(node_facto
             assert "settings.json" in said and "read-only" in said
             assert node.cli_json("engines", "list", "--json") == []
             assert "Server got itself in trouble" not in said
+            said = refused(node, "lan", "on", "127.0.0.2:0")  # its CA or its setting: named, and why
+            assert "was not saved" in said and "read-only" in said
+            assert not node.cli_json("lan", "status")["on"]  # not saved, so not open
 
             disk.writable()
             disk.fill()

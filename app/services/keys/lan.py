@@ -139,4 +139,4 @@ class LanDoor:
     def status(self) -> dict[str, Any]:
         return {"on": self.on, "listen": self.node.settings.lan_listen, "address": self.address,
                 "url": f"https://{self.address}" if self.address else None, "scheme": "https",
-                "fingerprint": self.pin()["fingerprint"], "keys": self.keys.count_active(), "error": self.error}
+                "fingerprint": self.ca.fingerprint if self.ca is not None else None, "keys": self.keys.count_active(), "error": self.error}
