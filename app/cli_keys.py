@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     on = lsub.add_parser("on", help="open the LAN door on HOST:PORT (remembered)")
     on.add_argument("listen", metavar="HOST:PORT")
     lsub.add_parser("off", help="close the LAN door")
-    lsub.add_parser("cert", help="print the node certificate LAN clients pin (PEM) and its fingerprint")
+    lsub.add_parser("cert", help="print the LAN door CA LAN clients pin (PEM; name-constrained to this machine) and its fingerprint")
     lan.set_defaults(handler=run_lan)
 
 
@@ -121,7 +121,7 @@ def run_lan(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print_json(status)
     elif status["on"]:
-        print(f"LAN access on at {status['url']} · {status['keys']} keys · pin the node certificate "
+        print(f"LAN access on at {status['url']} · {status['keys']} keys · pin the LAN door CA "
               f"(pairwise lan cert), SHA-256 {status['fingerprint']}")
     else:
         print(f"LAN access off · {status['keys']} keys" + (f" ({status['error']})" if status.get("error") else ""))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.services.errors import ConfigError
+from app.services.errors import ConfigError, PairwiseError
 from app.services.platform.files import read_text, replace_file
 from app.services.platform.paths import default_home
 from app.services.platform.permissions import modes_apply
@@ -39,6 +40,52 @@ def write_private(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class NotSaved(PairwiseError):
+    """A change could not be written, so it was not made (the running node keeps what it had)."""
+
+    title = "Change not saved"
+    status = 507
+
+
+# What a person can do about it, by the reason the OS gave.
+_WHY = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EIO: "an input/output error (the disk may be failing)",
+}
+
+
+def why_not_written(exc: OSError) -> str:
+    """The reason a write failed, in words (disk full, read-only, permission ...)."""
+    known = _WHY.get(exc.errno or 0)
+    if known:
+        return known
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def is_storage_trouble(exc: BaseException) -> bool:
+    """Whether ``exc`` (an OSError, or SQLite's way of saying the same) is the disk refusing a write
+    rather than damage: full, read-only, no permission, or out of quota."""
+    if isinstance(exc, OSError):
+        return exc.errno in _WHY
+    text = str(exc).lower()
+    return any(word in text for word in ("readonly", "read-only", "disk is full", "disk full",
+                                         "unable to open database", "disk i/o error", "permission"))
+
+
+def save_private(path: Path, data: bytes, what: str = "the change") -> None:
+    """``write_private``, or ``NotSaved`` naming the file and why: callers write before they apply,
+    so a refused write leaves nothing half-done."""
+    try:
+        write_private(path, data)
+    except OSError as exc:
+        raise NotSaved(f"{what} was not saved: {path} could not be written ({why_not_written(exc)}); "
+                       "nothing was changed") from exc
 
 
 class HomeTooOpen(ConfigError):

@@ -8,18 +8,25 @@ the OS keyring (see ``app.services.secrets``).
 from __future__ import annotations
 
 import json
+import re
 import socket
+import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.environment import Environment, environment
-from app.home import write_private
+from app.home import save_private
 from app.services.errors import ConfigError
 
 ApiKind = Literal["ollama", "openai"]
+# How this node routes to a peer's shared rented node: this node's choice, never the sponsor's.
+PeerRentedPolicy = Literal["prefer", "overflow", "when-no-local-node", "never"]
+PEER_RENTED_POLICIES: tuple[PeerRentedPolicy, ...] = ("prefer", "overflow", "when-no-local-node", "never")
+DEFAULT_PEER_RENTED_POLICY: PeerRentedPolicy = "when-no-local-node"
 
 DEFAULT_LISTEN = "127.0.0.1:11434"
 DEFAULT_CLUSTER_LISTEN = "0.0.0.0:14330"
@@ -51,16 +58,43 @@ class EngineDecl(_Model):
     @field_validator("url")
     @classmethod
     def _url_ok(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("engine URL must be http:// or https:// with a host")
-        if parts.username is not None or parts.password is not None:
-            # settings.json is not a credential store, and `engines list` prints URLs.
-            raise ValueError("engine URL must not carry a user name or password; give the engine's "
-                             "credential with --token-stdin (it is kept in the OS keyring)")
+        check_engine_url(value)
         # The base URL as OpenAI's SDK and most tools write it ends in /v1; request paths
         # (/v1/models, /api/tags) are appended to the server's root, as for rented nodes.
         return value.rstrip("/").removesuffix("/v1")
+
+
+# Query parameters that carry a credential (any spelling: apiKey, api-key, X_API_KEY ...).
+_CREDENTIAL_PARAM = re.compile(r"(?i)(key|token|secret|passw|auth|sig|credential|session)")
+
+
+def check_engine_url(value: str) -> None:
+    """Refuse, naming why, an engine URL that is not a plain http(s) base URL: control characters
+    or whitespace (they would reach a request line), no host, a port outside 1-65535, a user name or
+    password, a query or fragment (a credential there would be stored in settings.json and printed
+    by ``engines list``; the credential goes to the keyring with --token-stdin)."""
+    bad = next((c for c in value if c.isspace() or unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:
+        raise ValueError(f"engine URL must not contain whitespace or control characters (found {bad!r})")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("engine URL must be http:// or https:// with a host")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("engine URL's port must be a number from 1 to 65535") from None
+    if port is not None and not 0 < port < 65536 or parts.netloc.endswith(":0"):
+        raise ValueError("engine URL's port must be a number from 1 to 65535")
+    if parts.username is not None or parts.password is not None:
+        # settings.json is not a credential store, and `engines list` prints URLs.
+        raise ValueError("engine URL must not carry a user name or password; give the engine's "
+                         "credential with --token-stdin (it is kept in the OS keyring)")
+    if parts.query or parts.fragment:
+        names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+        if any(_CREDENTIAL_PARAM.search(name) for name in names) or (parts.query and not names):
+            raise ValueError("engine URL must not carry a credential in its query (it would be stored in "
+                             "settings.json); give it with --token-stdin (it is kept in the OS keyring)")
+        raise ValueError("engine URL must be a base URL without a query or fragment")
 
 
 class HuggingFaceUrls(_Model):
@@ -83,6 +117,9 @@ class NodeSettings(_Model):
     # Names the user said are one model (``pairwise models same``): each list is one model's names.
     model_names: list[list[str]] = Field(default_factory=list)
     model_names_before: list[list[str]] | None = None  # the groups before the last change (``models undo``)
+    # A peer's rented node id -> the policy this node routes to it under (default when-no-local-node:
+    # a peer's claim, "prefer" or any other, never puts its rented GPU ahead of this node's own capacity).
+    peer_rented: dict[str, PeerRentedPolicy] = Field(default_factory=dict)
     hf: HuggingFaceUrls = Field(default_factory=HuggingFaceUrls)
     # Set by ``pairwise demo`` in its own home: the tray then says it is the demo and how to leave it,
     # instead of offering to start the demo beside itself.
@@ -90,6 +127,9 @@ class NodeSettings(_Model):
 
     def engine(self, name: str) -> EngineDecl | None:
         return next((e for e in self.engines if e.name == name), None)
+
+    def peer_rented_policy(self, node_id: str) -> PeerRentedPolicy:
+        return self.peer_rented.get(node_id, DEFAULT_PEER_RENTED_POLICY)
 
 
 def parse_host_port(value: str, *, default_port: int | None = None) -> tuple[str, int]:
@@ -131,7 +171,16 @@ class SettingsStore:
         self.overrides = apply_environment(settings, self.env or environment())
         return settings
 
-    def save(self, settings: NodeSettings) -> None:
+    def change(self, settings: NodeSettings, mutate: Callable[[NodeSettings], None], what: str) -> None:
+        """Make a change saved first, then applied: ``mutate`` runs on a copy that is written
+        (``NotSaved`` naming the file and why if it cannot be), and only then on ``settings``, so a
+        refused change leaves the running node as it was."""
+        draft = settings.model_copy(deep=True)
+        mutate(draft)
+        self.save(draft, what)
+        mutate(settings)
+
+    def save(self, settings: NodeSettings, what: str = "the settings change") -> None:
         data = settings.model_dump(mode="json")
         for path, from_env, user_value in self.overrides:
             holder = data
@@ -140,7 +189,7 @@ class SettingsStore:
             # Changed since start (the user set it in the running node): that is the user's now.
             if holder.get(path[-1]) == from_env:
                 holder[path[-1]] = user_value
-        write_private(self.path, json.dumps(data, indent=2).encode())
+        save_private(self.path, json.dumps(data, indent=2).encode(), what)
 
 
 def apply_environment(settings: NodeSettings, env: Environment) -> list[Override]:

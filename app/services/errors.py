@@ -13,6 +13,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── DatabaseDamaged           jobs/store.py: state.db cannot be read (set it aside to start afresh)
     │   ├── AccountUnusable           rented/spend.py: the spend account is missing, damaged or unwritable
     │   │                               (never read as zero: `pairwise spend repair`)
+    │   ├── DatabaseUnwritable        jobs/store.py: state.db cannot be written (read-only home, full disk)
     │   ├── PortTaken                 a listener's address is held by another program (names it and the way on)
     │   └── BatchInvalid              batch/service.py: a batch or file the Batch API refuses (400)
     ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
@@ -38,6 +39,8 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   └── LineTooLong               translate/lines.py: an upstream line over the cap
     ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
     │   └── HfUnavailable               HfPermissionError and HfNotFound are HfErrors too)
+    ├── NotSaved                      home.py: a change could not be written (disk full, read-only,
+    │                                   permission), so it was not made
     ├── PeerError                     cluster/peer_client.py: a peer unreachable or refusing
     ├── PairingError                  cluster/pairing_protocol.py: pairing failed, and why (WrongPin,
     │                                   InvalidPin, PinVoid, PinExpired, PinAlreadyUsed, AlreadyMember,

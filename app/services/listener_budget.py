@@ -11,7 +11,11 @@ to accept its local callers ("Too many open files"). So each listener gets a bud
 * **Front door** (loopback): a total cap; when it is full, the oldest *idle* connection (no request
   in progress) is closed to make room, so idle connections can never lock out a caller. aiohttp's
   keep-alive timer (``HEADER_TIMEOUT_S``) closes a connection that sends no complete request
-  headers in time, and ``body_stall_s`` closes one whose request body stops arriving.
+  headers in time, and ``body_stall_s`` closes one whose request body stops arriving. A body that
+  trickles (a byte every few seconds never stalls) is budgeted too: after ``body_grace_s`` it must
+  keep up ``body_min_rate`` bytes per second, and it must be whole within ``body_deadline_s``; when
+  the front door is full and nothing is idle, the slowest body in progress is closed for the new
+  connection, so hundreds of trickling connections cannot lock out a local chat.
 
 Budgets are sized from the soft limit on open files (raised to the hard limit at start,
 ``app.services.platform.openfiles``) so their sum stays well below it.
@@ -52,6 +56,9 @@ class Budget:
     handshake_s: float = 5.0
     evict_idle: bool = False  # when full, close the oldest idle connection instead of the new one
     body_stall_s: float | None = None
+    body_grace_s: float = 10.0  # a body's first seconds are not rated (a client may pause once)
+    body_min_rate: float = 1024.0  # bytes per second, averaged since the body began
+    body_deadline_s: float = 120.0  # a whole body, however fast it seemed
     # A connection whose TLS handshake verified the client's certificate (on the cluster port: a pinned
     # peer) leaves the per-address count: a paired peer holds one connection per stream it relays at
     # once, and only ``total`` caps those. Strangers never get past the handshake budget.
@@ -89,6 +96,9 @@ class _Gate(asyncio.Protocol):
         self.verified = False  # the TLS handshake verified the client's certificate
         self.last_data = self.loop.time()
         self.opened = self.last_data
+        self.received = 0  # bytes from the client, all requests
+        self.body_since: float | None = None  # when the body in progress was first seen arriving
+        self.body_bytes0 = 0
         # Bytes that arrive between the end of the TLS handshake and the moment start_tls returns
         # (a client sends its request right after its Finished): kept for the handler, not lost.
         self.early: list[bytes] = []
@@ -115,6 +125,7 @@ class _Gate(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_data = self.loop.time()
+        self.received += len(data)
         if self.handler is not None:
             self.handler.data_received(data)
         else:
@@ -201,10 +212,36 @@ class _Gate(asyncio.Protocol):
         handler = self.handler
         return handler is None or (not handler._request_in_progress and not handler._messages)
 
-    def body_stalled(self, now: float, stall_s: float) -> bool:
+    def body_in_progress(self) -> bool:
         handler = self.handler
         request = handler._current_request if handler is not None else None
-        return request is not None and not request.content.is_eof() and now - self.last_data > stall_s
+        return request is not None and not request.content.is_eof()
+
+    def body_stalled(self, now: float, stall_s: float) -> bool:
+        return self.body_in_progress() and now - self.last_data > stall_s
+
+    def body_rate(self, now: float) -> float | None:
+        """Bytes per second of the body in progress since it was first seen (None: no body arriving).
+        Called by the sweep every second, which is what starts a body's clock."""
+        if not self.body_in_progress():
+            self.body_since = None
+            return None
+        if self.body_since is None:
+            self.body_since, self.body_bytes0 = now, self.received
+            return math.inf
+        elapsed = now - self.body_since
+        return (self.received - self.body_bytes0) / elapsed if elapsed > 0 else math.inf
+
+    def body_too_slow(self, now: float, budget: Budget) -> str | None:
+        rate = self.body_rate(now)
+        if rate is None or self.body_since is None:
+            return None
+        elapsed = now - self.body_since
+        if elapsed > budget.body_deadline_s:
+            return f"was not whole within {budget.body_deadline_s:g} s"
+        if elapsed > budget.body_grace_s and rate < budget.body_min_rate:
+            return f"arrived at {rate:.0f} bytes/s, under the {budget.body_min_rate:g} bytes/s minimum"
+        return None
 
     def close(self) -> None:
         if self.transport is not None:
@@ -226,6 +263,7 @@ class BudgetedSite(web.BaseSite):
         self.seen = 0  # connections accepted from the OS, admitted or not
         self.refused = 0
         self.evicted = 0
+        self.slow_closed = 0  # bodies closed for stalling, trickling or running past their deadline
         self.tasks: set[asyncio.Future[Any]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self.bound: tuple[str, int] | None = None
@@ -258,11 +296,12 @@ class BudgetedSite(web.BaseSite):
         budget, address = self.budget, gate.address
         self.seen += 1
         if len(self.connections) >= budget.total and budget.evict_idle:
-            oldest_idle = next((g for g in self.connections if g.idle()), None)
-            if oldest_idle is not None:
+            # Room for the new caller: the oldest idle connection, else the slowest body arriving.
+            victim = next((g for g in self.connections if g.idle()), None) or self._slowest_body()
+            if victim is not None:
                 self.evicted += 1
-                self.release(oldest_idle)
-                oldest_idle.close()
+                self.release(victim)
+                victim.close()
         over = (len(self.connections) >= budget.total
                 or (budget.per_address is not None and self.per_address[address] >= budget.per_address))
         if self.ssl_context is not None:
@@ -281,6 +320,12 @@ class BudgetedSite(web.BaseSite):
             gate.handshaking = True
             self.handshakes[address] += 1
         return True
+
+    def _slowest_body(self) -> _Gate | None:
+        now = asyncio.get_running_loop().time()
+        rated = [(rate, gate) for gate in self.connections
+                 if (rate := gate.body_rate(now)) is not None and gate.body_since is not None]
+        return min(rated, key=lambda pair: (pair[0], pair[1].body_since or now))[1] if rated else None
 
     def handshake_done(self, gate: _Gate) -> None:
         if gate.handshaking:
@@ -310,12 +355,22 @@ class BudgetedSite(web.BaseSite):
         while True:
             await asyncio.sleep(SWEEP_EVERY_S)
             now = asyncio.get_running_loop().time()
-            for gate in [g for g in self.connections if g.body_stalled(now, stall_s)]:
-                log.info("%s: closed a connection from %s whose request body stopped arriving", self.label,
-                         gate.address)
+            slow = 0
+            for gate in list(self.connections):
+                if gate.body_stalled(now, stall_s):
+                    log.info("%s: closed a connection from %s whose request body stopped arriving", self.label,
+                             gate.address)
+                elif (why := gate.body_too_slow(now, self.budget)) is not None:
+                    slow += 1
+                    if slow == 1:  # one line per sweep, not one per trickling connection
+                        log.info("%s: closed a connection from %s whose request body %s", self.label,
+                                 gate.address, why)
+                else:
+                    continue
+                self.slow_closed += 1
                 self.release(gate)
                 gate.close()
 
     def stats(self) -> dict[str, int]:
         return {"seen": self.seen, "open": len(self.connections), "handshaking": sum(self.handshakes.values()),
-                "refused": self.refused, "evicted": self.evicted}
+                "refused": self.refused, "evicted": self.evicted, "slow_bodies_closed": self.slow_closed}

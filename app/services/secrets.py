@@ -15,6 +15,7 @@ import keyring
 import keyring.errors
 
 from app.services.errors import CredentialError
+from app.services.redaction import redact_shapes
 
 _known_secrets: set[str] = set()
 _lock = threading.Lock()
@@ -32,7 +33,8 @@ def redact(text: str) -> str:
     for value in secrets:
         if value in text:
             text = text.replace(value, "[redacted]")
-    return text
+    # And those it never saw, by their shape (an engine's or a peer's words, a pasted URL).
+    return redact_shapes(text)
 
 
 class RedactingFilter(logging.Filter):

@@ -78,8 +78,12 @@ async def test_jammed_from_the_joiners_own_address_the_joiner_is_told_busy(
     invite = await host.invite()
     port = port_of(invite.address)
     with idle_connections(port, 10, "127.0.0.1"):
-        with pytest.raises(PairingBusy, match="busy with other pairing attempts"):
+        with pytest.raises(PairingBusy, match="busy with other pairing attempts") as refused:
             await join("127.0.0.1", port, invite.pin, b.identity, b.trust, "127.0.0.1:1", timeout_s=2)
+    # It says what to do (issue 26): join again, else a fresh invite, else a network only the two share.
+    said = refused.value.message
+    assert f"pairwise pair join 127.0.0.1:{port} --pin PIN" in said
+    assert "'pairwise pair cancel' then 'pairwise pair invite'" in said and "still good" in said
     assert host.pending and host.wrong_tries == 0  # the PIN was never tried: still good
 
 

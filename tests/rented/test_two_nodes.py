@@ -104,7 +104,8 @@ def test_sharing_off_then_on(node_factory: Any, tls_tiny_factory: Any) -> None:
 def test_peer_rented_node_keeps_its_policy_across_the_cluster(node_factory: Any, tls_tiny_factory: Any,
                                                               tiny_factory: Any) -> None:
     """B has its own engine for the model; A's shared rented node is paid off-LAN capacity to B, routed
-    under its own policy, never ranked as a LAN peer: default policy → B's busy engine still serves;
+    under B's policy for it, never ranked as a LAN peer: default policy → B's busy engine still serves;
+    A's own claim of overflow changes nothing on B (issue 26: peers propose, this node decides); B's
     overflow → the busy engine overflows to A's rented node; B's engine down → the rented node serves."""
     import threading
 
@@ -139,10 +140,14 @@ def test_peer_rented_node_keeps_its_policy_across_the_cluster(node_factory: Any,
 
     assert served_by_while_busy() == ("B", None)  # default policy: a busy local engine is still local
     a.cli("rented", "set", "gpu", "--use", "overflow")
-    wait_until(lambda: rented_row(b, name="gpu", policy="overflow"), what="B to see the overflow policy")
+    wait_until(lambda: rented_row(b, name="gpu", sponsor_policy="overflow"), what="B to see A's claim")
+    assert rented_row(b, name="gpu", policy="when-no-local-node")  # a claim, not B's rule
+    assert served_by_while_busy() == ("B", None)
+    b.cli("settings", "peer-rented", "gpu", "--use", "overflow")
+    wait_until(lambda: rented_row(b, name="gpu", policy="overflow"), what="B's own overflow policy")
     assert served_by_while_busy() == ("gpu", "gpu")
 
-    a.cli("rented", "set", "gpu", "--use", "when-no-local-node")
+    b.cli("settings", "peer-rented", "gpu", "--use", "default")
     wait_until(lambda: rented_row(b, name="gpu", policy="when-no-local-node"), what="policy back to default")
     local.stop()
     with ask(b) as response:

@@ -19,7 +19,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
               "app.services.api.rows", "app.services.api.snapshots",
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
               "app.services.outbound", "app.services.listener_budget", "app.services.guard",
-              "app.services.text_safety", "app.services.eventloop", "app.services.node_ids")),
+              "app.services.text_safety", "app.services.redaction", "app.services.eventloop", "app.services.node_ids")),
     ("firstrun", ("app.services.firstrun",)),
     ("translate", ("app.services.translate",)),
     ("jobs", ("app.services.jobs",)),

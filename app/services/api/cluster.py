@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from app.services.api.snapshots import InviteRow, PinRow
 from app.services.cluster.pairing_protocol import PairingError
 from app.services.cluster.peers import normalize_address
-from app.services.errors import FeatureMissing
+from app.services.errors import ConfigError, FeatureMissing, NotFound
+from app.settings import PEER_RENTED_POLICIES, NodeSettings
 
 if TYPE_CHECKING:
     from app.services.cluster.service import ClusterService
@@ -82,3 +83,47 @@ class ClusterApi:
         if peer is not None:
             found = next((row for row in cluster.peers.peer_rows() if row["id"] == peer.node_id), None)
         return {"found": found, "address": normalized}
+
+    # -- this node's policy for peers' rented nodes ----------------------------------------------------
+
+    def peer_rented(self) -> list[dict[str, Any]]:
+        """Each peer's shared rented node with the policy this node routes to it under (and what
+        its sponsor asked for, shown only), plus any rule kept for a node not seen now."""
+        settings = self.node.settings
+        seen = self._peer_rented_rows()
+        rows = [{"id": r["id"], "name": r.get("name"), "via": r.get("via"), "policy": settings.peer_rented_policy(r["id"]),
+                 "sponsor_policy": r.get("sponsor_policy"), "set": r["id"] in settings.peer_rented} for r in seen]
+        shown = {r["id"] for r in rows}
+        rows += [{"id": node_id, "name": None, "via": None, "policy": policy, "sponsor_policy": None, "set": True}
+                 for node_id, policy in settings.peer_rented.items() if node_id not in shown]
+        return rows
+
+    def _peer_rented_rows(self) -> list[dict[str, Any]]:
+        cluster = self.node.cluster
+        rows = cluster.peers.rows() if cluster is not None else []
+        return [dict(r) for r in rows if r.get("kind") == "rented" and r.get("via") and isinstance(r.get("id"), str)]
+
+    async def set_peer_rented(self, ref: str, policy: str) -> list[dict[str, Any]]:
+        """``settings peer-rented NODE --use POLICY``: how this node routes to a peer's rented node
+        (``default`` forgets the rule: when-no-local-node). Saved before it takes effect."""
+        if policy != "default" and policy not in PEER_RENTED_POLICIES:
+            raise ConfigError(f"the policy must be one of {', '.join(PEER_RENTED_POLICIES)} or default, not {policy!r}")
+        ref = ref.strip()
+        matches = [r for r in self._peer_rented_rows() if ref in (r["id"], r.get("name"))]
+        ids = {r["id"] for r in matches} or ({ref} if ref in self.node.settings.peer_rented else set())
+        if not ids:
+            known = ", ".join(sorted(f"{r.get('name')} (via {r.get('via')})" for r in self._peer_rented_rows()))
+            raise NotFound(f"no peer shares a rented node named {ref!r}" + (f"; peers share: {known}" if known else
+                                                                           "; no peer shares a rented node now"))
+        if len(ids) > 1:
+            raise ConfigError(f"{ref!r} could mean several rented nodes ({', '.join(sorted(ids))}); give the id")
+        node_id = ids.pop()
+
+        def apply(settings: NodeSettings) -> None:
+            if policy == "default":
+                settings.peer_rented.pop(node_id, None)
+            else:
+                settings.peer_rented[node_id] = policy  # type: ignore[assignment]
+
+        self.node.settings_store.change(self.node.settings, apply, f"the policy for rented node {ref}")
+        return self.peer_rented()

@@ -19,6 +19,7 @@ from app.services.errors import ConfigError
 from app.services.events import Event, NodeChanged
 from app.services.jobs.requester import requester_text
 from app.services.node import Node
+from app.settings import NodeSettings
 
 
 class NodeApi:
@@ -97,9 +98,13 @@ class NodeApi:
 
     async def set_off_lan(self, policy: str) -> SettingsRow:
         """allow | deny: whether prompts that start on this node may be served off the LAN (rented nodes)."""
-        settings = self.node.settings
-        settings.off_lan = _off_lan(policy)
-        self.node.settings_store.save(settings)
+        chosen = _off_lan(policy)
+
+        def apply(settings: NodeSettings) -> None:
+            settings.off_lan = chosen
+
+        # Saved first: a change the disk refuses is refused, and the node keeps routing as it did.
+        self.node.settings_store.change(self.node.settings, apply, f"off-LAN routing {chosen}")
         self.node.bus.publish(NodeChanged(node=self.node.name, reason=f"off-LAN routing {policy}"))
         return self.settings()
 

@@ -196,9 +196,20 @@ def cluster_routes(cluster: ClusterApi) -> list[Route]:
             raise ConfigError("peers add needs 'address' (HOST:PORT of a paired node's cluster port)")
         return web.json_response(await cluster.add_peer(address))
 
+    async def peer_rented(request: web.Request) -> web.Response:
+        return web.json_response({"peer_rented": cluster.peer_rented()})
+
+    async def set_peer_rented(request: web.Request) -> web.Response:
+        data = await json_body(request)
+        node, policy = data.get("node"), data.get("policy")
+        if not isinstance(node, str) or not isinstance(policy, str):
+            raise ConfigError("peer_rented needs 'node' (a peer's rented node, by name or id) and 'policy'")
+        return web.json_response({"peer_rented": await cluster.set_peer_rented(node, policy)})
+
     return [
         ("POST", "/pair/invite", invite), ("GET", "/pair/invite", invite_status),
         ("DELETE", "/pair/invite", invite_cancel), ("POST", "/pair/wait", wait), ("POST", "/pair/join", join),
         ("GET", "/pair", pair_list), ("DELETE", "/pair/{node}", pair_remove),
         ("GET", "/peers", peers_list), ("POST", "/peers", peers_add),
+        ("GET", "/settings/peer_rented", peer_rented), ("PUT", "/settings/peer_rented", set_peer_rented),
     ]

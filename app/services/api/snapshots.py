@@ -40,7 +40,7 @@ class LanStatus(TypedDict):
     address: str  # the address bound ("" while closed)
     url: str | None
     scheme: str
-    fingerprint: str  # of the node certificate a LAN client pins
+    fingerprint: str | None  # of the door's name-constrained CA a LAN client pins (None until made)
     keys: int
     error: str | None  # why the door is not open although it should be
 

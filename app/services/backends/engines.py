@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.home import NotSaved
 from app.services.backends.engine import EngineUpstream
 from app.services.errors import ConfigError, NotFound
 from app.services.events import EventBus, NodeChanged
@@ -34,11 +35,22 @@ def add_engine_offline(store: SettingsStore, secrets: SecretStore, data: dict[st
     """Add an engine to a node that is not running (the settings file and keyring only)."""
     settings = store.load()
     decl = _prepare(settings, data, token)
+    _save_with_token(store, settings, decl, secrets, token)
+    return decl
+
+
+def _save_with_token(store: SettingsStore, settings: NodeSettings, decl: EngineDecl, secrets: SecretStore,
+                     token: str | None) -> None:
+    """The engine's token into the keyring, then the engine into settings.json, then into ``settings``;
+    a write that fails takes the token back out, so nothing is left half-added."""
     if token:
         secrets.set(engine_secret_key(decl.name), token)
-    settings.engines.append(decl)
-    store.save(settings)
-    return decl
+    try:
+        store.change(settings, lambda s: s.engines.append(decl), f"adding engine {decl.name}")
+    except NotSaved:
+        if token:
+            secrets.delete(engine_secret_key(decl.name))
+        raise
 
 
 def _prepare(settings: NodeSettings, data: dict[str, Any], token: str | None) -> EngineDecl:
@@ -100,10 +112,7 @@ class EngineManager:
 
     async def add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
         decl = _prepare(self.settings, data, token)
-        if token:
-            self.secrets.set(engine_secret_key(decl.name), token)
-        self.settings.engines.append(decl)
-        self.store.save(self.settings)
+        _save_with_token(self.store, self.settings, decl, self.secrets, token)
         upstream = self._make(decl)
         self._install(upstream)
         await upstream.refresh_models()
@@ -114,10 +123,19 @@ class EngineManager:
         decl = self.settings.engine(name)
         if decl is None:
             raise NotFound(f"no engine named {name!r}")
+        token = None
         if decl.has_credential:  # an engine without a token never touches the keyring
+            token = self.secrets.get(engine_secret_key(name))
             self.secrets.delete(engine_secret_key(name))  # first: a keyring failure loses nothing
-        self.settings.engines.remove(decl)
-        self.store.save(self.settings)
+        def without(settings: NodeSettings) -> None:
+            settings.engines = [e for e in settings.engines if e.name != name]
+
+        try:
+            self.store.change(self.settings, without, f"removing engine {name}")
+        except NotSaved:
+            if token:  # the engine stays, and so does its token
+                self.secrets.set(engine_secret_key(name), token)
+            raise
         upstream = self.upstreams.pop(name, None)
         if upstream:
             self.registry.remove(upstream.key)

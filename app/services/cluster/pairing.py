@@ -385,10 +385,18 @@ async def join(
                     await asyncio.sleep(BUSY_RETRY_S)
     except TimeoutError as exc:
         if busy is not None:
-            raise PairingBusy(f"{host}:{port} stayed busy with other pairing attempts for {timeout_s:g} s "
-                              "(someone on the network may be holding its pairing port); the PIN was not "
-                              "tried, so it is still good: try again, or ask for a new invite") from exc
+            raise PairingBusy(busy_advice(host, port, timeout_s)) from exc
         raise PairingError(f"{host}:{port} did not finish pairing within {timeout_s:g} s") from exc
+
+
+def busy_advice(host: str, port: int, timeout_s: float) -> str:
+    """What a joiner is told when the inviter's pairing port stayed busy: why, and what to do."""
+    return (f"{host}:{port} stayed busy with other pairing attempts for {timeout_s:g} s (another device on "
+            "the network may be holding its pairing port open). The PIN was not tried, so it is still good. "
+            f"What to do: run 'pairwise pair join {host}:{port} --pin PIN' again in a minute; if it stays "
+            "busy, on the inviting node run 'pairwise pair cancel' then 'pairwise pair invite' (a new PIN, "
+            "the pairing port opened afresh) and join at once; if even that is busy, pair the two machines "
+            "over a network only they share (a cable, a phone hotspot)")
 
 
 async def _join(

@@ -27,6 +27,7 @@ from app.services.cluster.identity import NodeIdentity, peer_hostname
 from app.services.cluster.tls import client_context
 from app.services.cluster.trust import PeerPin
 from app.services.errors import PairwiseError, UpstreamError
+from app.services.text_safety import printable
 
 API_PREFIX = "/cluster/v1"
 # A peer that refuses (403: it no longer pins us, or policy) may leave another owner able to serve.
@@ -37,6 +38,8 @@ RELAY_RETRY_STATUSES = FAILOVER_STATUSES | {401, 403}
 # (listener_budget: 32). Once verified, a peer's connections are capped by the port's total only.
 RELAY_OPENING_PER_PEER = 24
 RELAY_CONNECTIONS_PER_PEER = 512
+# A small JSON call's answer (facts, inventory) is read up to this size: a peer cannot fill our memory.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
 class PeerError(PairwiseError):
@@ -83,17 +86,22 @@ class PeerClient:
         """A small JSON call; any failure is a ``PeerError`` naming the peer and the reason."""
         url = url_for(self._address(address), path)
         try:
-            response = await self._client.request(
-                method, url, json=body, headers=self._self_headers, timeout=timeout_s,
-                extensions=self._extensions())
+            async with self._client.stream(method, url, json=body, headers=self._self_headers, timeout=timeout_s,
+                                           extensions=self._extensions()) as response:
+                raw = bytearray()
+                async for part in response.aiter_bytes():
+                    raw += part
+                    if len(raw) > MAX_ANSWER_BYTES:
+                        raise PeerError(f"{self.label} answered {path} with more than {MAX_ANSWER_BYTES} bytes")
         except httpx.HTTPError as exc:
             raise PeerError(f"{self.label} at {self._address(address)} could not be reached: "
                             f"{type(exc).__name__}: {exc}") from exc
         if response.status_code >= 400:
-            raise PeerError(f"{self.label} answered {response.status_code} to {path}: {response.text[:200]}")
+            text = printable(bytes(raw[:400]).decode("utf-8", "replace"), 200)
+            raise PeerError(f"{self.label} answered {response.status_code} to {path}: {text}")
         try:
-            return response.json()
-        except json.JSONDecodeError as exc:
+            return json.loads(raw)
+        except (ValueError, RecursionError) as exc:
             raise PeerError(f"{self.label} answered {path} with invalid JSON") from exc
 
     async def open_relay(self, body: dict[str, Any], headers: dict[str, str], first_byte_timeout_s: float,

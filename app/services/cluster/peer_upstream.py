@@ -16,12 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.cluster import peer_facts
 from app.services.cluster.facts import DEFAULT_FIRST_BYTE_S
 from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
 from app.services.keys.limit_text import limit_from_peer
-from app.services.routing.names import MAX_GROUP
-from app.services.translate.shapes import Api, canonical_model
+from app.services.translate.shapes import Api
 
 # The peer may itself wait for a cold engine; give its answer a little longer than its own wait.
 FIRST_BYTE_MARGIN_S = 15.0
@@ -54,19 +54,14 @@ class PeerUpstream(Upstream):
 
     def update(self, inventory: dict[str, Any]) -> bool:
         """Take the peer's latest inventory; returns True if its model list changed."""
-        models = []
-        for row in inventory.get("models") or []:
-            # Rented-only models are routed through PeerRentedView, under the rented node's policy.
-            if isinstance(row, dict) and isinstance(row.get("name"), str) and row.get("lan", True) is not False:
-                details = row.get("details")
-                entry = ModelEntry(row["name"][:300], details if isinstance(details, dict) else {})
-                models.append(entry)
-                models.extend(aliases_of(entry, row.get("names")))
+        # Bounded and cleaned; rented-only models are routed through PeerRentedView, under this
+        # node's policy for that rented node.
+        models = peer_facts.inventory_models(inventory.get("models"))
         load = _dict(inventory.get("load"))
         by_origin = _dict(load.get("by_origin"))
         self.remote_total = _int(load.get("in_flight"))
         self.remote_in_flight = max(0, self.remote_total - _int(by_origin.get(self._my_id)))
-        self.capacity = max(1, _int(load.get("capacity"), 4))
+        self.capacity = max(1, min(_int(load.get("capacity"), 4), peer_facts.MAX_CAPACITY))
         timeout = load.get("first_byte_timeout_s")
         if isinstance(timeout, (int, float)) and 0 < timeout < 3600:
             self.first_byte_timeout_s = float(timeout) + FIRST_BYTE_MARGIN_S
@@ -115,9 +110,10 @@ class PeerUpstream(Upstream):
                 # Nothing answered at all: stop routing there until a poll finds the peer again.
                 self._on_unreachable()
             raise
-        opened.serving_node = opened.headers.get("x-pairwise-node") or self.node_name
-        opened.serving_node_id = opened.headers.get("x-pairwise-node-id") or self.node_id
-        opened.engine = opened.headers.get("x-pairwise-engine", "")
+        # The peer's words for who served: printable (they reach our caller's headers and the Jobs list).
+        opened.serving_node = peer_facts.name(opened.headers.get("x-pairwise-node")) or self.node_name
+        opened.serving_node_id = peer_facts.name(opened.headers.get("x-pairwise-node-id"), 64) or self.node_id
+        opened.engine = peer_facts.name(opened.headers.get("x-pairwise-engine")) or ""
         return opened
 
     def describe(self) -> dict[str, Any]:
@@ -126,18 +122,9 @@ class PeerUpstream(Upstream):
                 "models": [m.name for m in self._models]}
 
 
-def aliases_of(entry: ModelEntry, names: Any) -> list[ModelEntry]:
-    """The peer's other names for a model it serves: its claim covers its own copies (a request by one of
-    them is relayed with that name, and the peer resolves it among its copies), never another node's."""
-    if not isinstance(names, list):
-        return []
-    return [ModelEntry(n[:300], {**entry.details, "alias_of": entry.name}) for n in names[:MAX_GROUP]
-            if isinstance(n, str) and n.strip() and canonical_model(n) != entry.canonical]
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any, default: int = 0) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+    return peer_facts.count(value, default)  # NaN, infinities and booleans are no counts

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from app.environment import environment
-from app.home import write_private
+from app.home import save_private
+from app.services.cluster import peer_facts
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.peer_client import PeerClient, PeerError
 from app.services.cluster.peer_upstream import PeerUpstream
@@ -80,8 +81,10 @@ class PeerManager:
     def __init__(self, identity: NodeIdentity, trust: TrustStore, bus: EventBus, self_headers: dict[str, str],
                  manual_file: Path, *, on_online: Callable[[Peer], None] | None = None,
                  on_silent: Callable[[Peer, float], None] | None = None,
-                 off_lan_allowed: Callable[[], bool] = lambda: True) -> None:
+                 off_lan_allowed: Callable[[], bool] = lambda: True,
+                 rented_policy: Callable[[str], str] = lambda _node_id: "when-no-local-node") -> None:
         self.identity, self.trust, self.bus = identity, trust, bus
+        self.rented_policy = rented_policy  # this node's policy for a peer's rented node, by its id
         self._tell = FailureNotices(bus.publish)
         self.self_headers = self_headers
         self.poll_s = env_seconds("PAIRWISE_PEER_POLL_S", 2.0)
@@ -207,10 +210,10 @@ class PeerManager:
         self._heard(peer)
         changed = peer.upstream.update(inventory)
         if isinstance(facts, dict):
-            peer.facts = facts
-        name = inventory.get("name")
-        if isinstance(name, str) and name and name != peer.upstream.node_name:
-            peer.upstream.node_name = name[:200]
+            peer.facts = peer_facts.facts(facts)
+        name = peer_facts.name(inventory.get("name"))
+        if name is not None and name != peer.upstream.node_name:
+            peer.upstream.node_name = name
             changed = True
         if not peer.online:
             peer.online = True
@@ -294,8 +297,8 @@ class PeerManager:
         """``peers add``: which paired node answers at ``address``? Remembered either way."""
         address = normalize_address(address)
         if address not in self.manual:
+            self._save_manual([*self.manual, address])  # saved first: a refused write changes nothing
             self.manual.append(address)
-            self._save_manual()
         peers = list(self.peers.values())
 
         async def answers(peer: Peer) -> Peer | None:
@@ -320,8 +323,9 @@ class PeerManager:
             return []
         return [a for a in data.get("addresses", []) if isinstance(a, str)] if isinstance(data, dict) else []
 
-    def _save_manual(self) -> None:
-        write_private(self._manual_file, json.dumps({"addresses": self.manual}, indent=2).encode())
+    def _save_manual(self, addresses: list[str]) -> None:
+        save_private(self._manual_file, json.dumps({"addresses": addresses}, indent=2).encode(),
+                     "the peer address")
 
     # -- views -----------------------------------------------------------------------------------------
 
@@ -338,9 +342,11 @@ class PeerManager:
                 "error": None if peer.online else peer.last_error,
             })
             for shared in facts.get("shared_nodes") or []:
-                if isinstance(shared, dict):
-                    # As the peer sent it: the type names the keys, the peer vouches for none of them.
-                    relayed = {**shared, "via": peer.name, "online": bool(shared.get("online")) and peer.online}
+                # Bounded and cleaned, sponsored by this peer, routed under this node's policy for it.
+                cleaned = peer_facts.shared_node(shared, sponsor=peer.name, sponsor_id=peer.node_id,
+                                                 policy=self.rented_policy)
+                if cleaned is not None:
+                    relayed = {**cleaned, "via": peer.name, "online": bool(cleaned.get("online")) and peer.online}
                     out.append(cast("RelayedRentedFact", relayed))
         return out
 

@@ -29,6 +29,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from app.environment import environment
 from app.services.cluster.peer_client import PeerError
 from app.services.cluster.peers import Peer, PeerManager
 from app.services.cluster.record_check import ERROR_LIMIT, RecordRefused, checked_record
@@ -46,6 +47,13 @@ log = logging.getLogger(__name__)
 JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 STATES = ("queued", "running", "completed", "failed", "cancelled", "refused")
 MAX_BATCH = 500
+# Retention for records peers replicate (this node's own are kept): the newest this many, this young.
+PEER_RECORDS_KEPT = 20_000
+PEER_RECORDS_MAX_AGE_S = 30 * 86400.0
+PRUNE_EVERY = 500  # records stored between two retention passes
+# A peer's clock may run a little ahead; a record dated further ahead is dated now plus this.
+CLOCK_SKEW_S = 60.0
+TIME_FIELDS = ("created_at", "started_at", "finished_at", "updated_at")
 MAX_OUTBOX = 2000
 CATCH_UP = 200
 # A short wait before each batch: a job's open/running/finish (and other jobs' changes)
@@ -61,10 +69,12 @@ class Replication:
         # One sender per peer, so a slow or unreachable peer never delays the others.
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._running = False
+        self._stored_since_prune = 0
 
     def start(self) -> None:
         self._running = True
         self.node.tracker.replicators.append(self.on_local_change)
+        self.prune()  # what an older version kept without a bound
 
     async def stop(self) -> None:
         self._running = False
@@ -154,7 +164,22 @@ class Replication:
                 self.node.bus.publish(WorkloadUpdated(job=job.to_json(), source=pin.node_id))
             else:
                 ignored += 1
+        self._stored_since_prune += stored
+        if self._stored_since_prune >= PRUNE_EVERY:
+            self.prune()
         return {"stored": stored, "ignored": ignored}
+
+    def prune(self) -> int:
+        """Apply the retention for peers' records (count and age; this node's own are kept)."""
+        self._stored_since_prune = 0
+        env = environment()
+        keep = int(env.number("PAIRWISE_PEER_RECORDS_KEPT", PEER_RECORDS_KEPT, minimum=1))
+        gone = self.node.jobs.prune_peers(self.my_id, keep=keep,
+                                          max_age_s=env.seconds("PAIRWISE_PEER_RECORDS_MAX_AGE_S",
+                                                                PEER_RECORDS_MAX_AGE_S))
+        if gone:
+            log.info("retention: removed %d job records replicated by peers (kept the newest %d)", gone, keep)
+        return gone
 
     def _take_cost(self, raw: Any, sender_id: str) -> bool:
         """A cost note from the node that served one of our jobs: only ``cost_usd`` is taken."""
@@ -191,7 +216,12 @@ class Replication:
         if not isinstance(raw.get("updated_at"), (int, float)) or not isinstance(raw.get("created_at"), (int, float)):
             return None
         try:
-            return Workload.from_json(checked_record(raw))
+            clean = checked_record(raw)
+            latest = time.time() + CLOCK_SKEW_S
+            for name in TIME_FIELDS:  # a record dated in the future would top the Jobs list for ever
+                if isinstance(clean.get(name), (int, float)) and clean[name] > latest:
+                    clean[name] = latest
+            return Workload.from_json(clean)
         except RecordRefused as exc:
             log.warning("refused a job record from %s: %s", raw.get("origin_node"), printable(exc, 300))
             return None

@@ -25,6 +25,7 @@ from app.services.cluster.peer_client import API_PREFIX
 from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, pin_check_middleware
 from app.services.cluster.trust import PeerPin
 from app.services.errors import ConfigError
+from app.services.frontdoor.body import BodyError, parse_json_object, read_body
 from app.services.listener_budget import BudgetedSite, cluster_budget
 from app.services.platform.openfiles import open_file_limit
 from app.settings import parse_host_port
@@ -74,10 +75,12 @@ class ClusterServer:
 
         async def jobs(request: web.Request) -> web.Response:
             try:
-                data = await request.json()
-            except ValueError:
-                return web.json_response({"error": "job events must be JSON"}, status=400)
-            records = data.get("jobs") if isinstance(data, dict) else None
+                # Bounded: size, depth (deep JSON is refused before anything walks it), an object.
+                data = parse_json_object(await read_body(request, self.max_body_bytes))
+            except BodyError as exc:
+                log.info("refused job events from %s: %s", request[PEER_PIN_KEY].name, exc.message)
+                return web.json_response({"error": f"job events refused: {exc.message}"}, status=exc.status)
+            records = data.get("jobs")
             if not isinstance(records, list):
                 return web.json_response({"error": "job events need a 'jobs' list"}, status=400)
             return web.json_response(handlers.receive_jobs(request[PEER_PIN_KEY], records))

@@ -45,7 +45,8 @@ class ClusterService:
         self.hardware: dict[str, Any] = {}
         self.peers = PeerManager(node.identity, self.trust, node.bus, self.self_headers, node.home.manual_peers_file,
                                  on_online=self._peer_online, on_silent=self._peer_silent,
-                                 off_lan_allowed=lambda: node.settings.off_lan == "allow")
+                                 off_lan_allowed=lambda: node.settings.off_lan == "allow",
+                                 rented_policy=lambda node_id: node.settings.peer_rented_policy(node_id))
         self.replication = Replication(node, self.peers)
         self.membership = Membership(node.identity, self.trust, self.peers, node.bus, node.home.unpair_pending_file)
         self.relay = Relay(node, self.book, self._name_of)

@@ -9,12 +9,16 @@ only guards them and turns a ``PairwiseError`` into its JSON error body."""
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
+from app.home import NotSaved, why_not_written
 from app.services.errors import ConfigError, PairwiseError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from app.home import Home
@@ -89,6 +93,17 @@ def add_control_routes(app: web.Application, node: ControlNode) -> None:
                 return await handler(request)
             except PairwiseError as exc:
                 return error_response(exc)
+            except OSError as exc:
+                # A file the route had to write or read (the handler did not name it): still said by name.
+                return error_response(NotSaved(f"{request.method} {request.path} failed: "
+                                               f"{exc.filename or 'a file'} ({why_not_written(exc)})"))
+            except web.HTTPException:
+                raise
+            except Exception as exc:  # a request's top: a bug is a named error, never aiohttp's bare 500
+                log.exception("control route %s %s failed", request.method, request.path)
+                return web.json_response({"error": f"{request.method} {request.path} failed: {type(exc).__name__} "
+                                                   "(a bug; details in the node's log)",
+                                          "title": "Internal error", "kind": "InternalError"}, status=500)
 
         return wrapper
 

@@ -19,7 +19,7 @@ from app.services.frontdoor.listing import (
     openai_row,
     synthesized_show,
 )
-from app.services.keys.auth import key_allows
+from app.services.keys.auth import key_may_see_model, refuse_model
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
             if not owners:
                 continue
             first_upstream, first_entry = owners[0]
-            if not key_allows(request, first_entry.name):  # a key lists only the models it may use
+            if not key_may_see_model(request, first_entry.name):  # a key lists only the models it may use
                 continue
             where = sorted({u.display_name() for u, _ in owners})
             rows.append((first_entry.name, first_entry.details, where))
@@ -50,7 +50,7 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
         await node.refresh_stale()
         running = []
         for _canonical, owners in sorted(node.registry.inventory().items()):
-            listed = [(u, e) for u, e in owners if u.listed and key_allows(request, e.name)]
+            listed = [(u, e) for u, e in owners if u.listed and key_may_see_model(request, e.name)]
             rows = [loaded_row(e.name, e.details) for u, e in listed]
             row = next((r for r in rows if r is not None), None)
             if row is None:
@@ -72,6 +72,9 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
         name = body.get("model") or body.get("name")
         if not isinstance(name, str):
             return shaped_error("ollama", 400, "the request has no 'model'")
+        refused = refuse_model(request, "ollama", name)  # a scoped key reads no other model's template
+        if refused is not None:
+            return refused
         await node.refresh_stale()
         owners = [(u, e) for u, e in node.registry.inventory().get(canonical_model(name), []) if u.listed]
         if not owners:
@@ -95,6 +98,9 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
 
     async def v1_model(request: web.Request) -> web.Response:
         model_id = request.match_info["model_id"]
+        refused = refuse_model(request, "openai", model_id)
+        if refused is not None:
+            return refused
         owners = [(u, e) for u, e in node.registry.inventory().get(canonical_model(model_id), []) if u.listed]
         if not owners:
             return shaped_error("openai", 404, f"The model '{model_id}' does not exist")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -61,13 +62,31 @@ def refusal(request: web.Request) -> str | None:
     if not is_loopback(request.remote):
         return (f"refused: the front door answers callers on this machine only, and {request.remote} is not "
                 "a loopback address; other machines reach this node through the paired cluster port")
-    host = request.headers.get("Host")
+    hosts, origins = request.headers.getall("Host", []), request.headers.getall("Origin", [])
+    if len(hosts) > 1 or len(origins) > 1:
+        # Which one would a proxy or a check believe? Neither: a request names one host and one origin.
+        return "refused: the request repeats its Host or Origin header (a request has one of each)"
+    host = hosts[0] if hosts else None
+    if host is not None and not well_formed_host(host):
+        return f"refused: Host {host[:100]!r} is not a host name with an optional port"
     if host is not None and not is_local_name(_host_of(host)):
         return f"refused: Host {host!r} is not this machine (a page on another site cannot use the front door)"
-    origin = request.headers.get("Origin")
+    origin = origins[0] if origins else None
     if origin is not None and not origin_allowed(origin):
         return f"refused: a page from {origin} may not use the front door (only apps on this machine may)"
+    if origin is None and request.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site":
+        # A browser that sent no Origin (an older one, a form POST) still says the page was another site's.
+        return ("refused: a page from another site may not use the front door (Sec-Fetch-Site: cross-site; "
+                "only apps on this machine may)")
     return None
+
+
+_HOST_HEADER = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::\d{1,5})?$")
+
+
+def well_formed_host(value: str) -> bool:
+    """A Host header is one name or address and an optional port: no list, no spaces, no userinfo."""
+    return bool(_HOST_HEADER.match(value.strip()))
 
 
 # Desktop apps built on web views send these origins (the same list Ollama allows by default).
@@ -75,6 +94,8 @@ APP_SCHEMES = frozenset({"app", "file", "tauri", "vscode-webview", "vscode-file"
 
 
 def origin_allowed(origin: str) -> bool:
+    if "," in origin or any(c.isspace() for c in origin.strip()):
+        return False  # a list of origins, or one with spaces in it, is no origin
     scheme = urlsplit(origin.strip().lower()).scheme
     if scheme in APP_SCHEMES:
         return True

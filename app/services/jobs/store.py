@@ -9,6 +9,11 @@ Every read writes pending changes first. Records from peers are upserted by id a
 newer, so replicated events arriving twice or out of order are harmless; a record never changes
 its origin node (a peer cannot take over a job id another node started).
 
+A write the disk refuses (full, read-only, no permission) loses nothing: the records stay in memory
+(up to MAX_PENDING, oldest finished ones given up first, and counted) and the write is tried again
+every RETRY_S; ``on_trouble`` is called once when history stops being saved, with why, and once
+(with None) when it is saved again. Reads show those records too.
+
 Jobs that are open (queued or running) are also kept in memory by id, so the request way
 (the peer relay above all) reads no SQLite per request: ``open_job`` and ``get`` of an open
 job answer from that map.
@@ -18,15 +23,22 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import json
+import logging
 import os
 import sqlite3
+import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from app.home import is_storage_trouble
 from app.services.errors import ConfigError
 from app.services.jobs.records import ACTIVE_STATES, Workload
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS workloads (
@@ -50,6 +62,8 @@ _UPSERT = (
 
 
 FLUSH_DELAY_S = 0.05
+RETRY_S = 1.0
+MAX_PENDING = 20_000
 
 
 SET_ASIDE_COMMAND = "pairwise database set-aside"
@@ -57,6 +71,33 @@ SET_ASIDE_COMMAND = "pairwise database set-aside"
 
 class DatabaseDamaged(ConfigError):
     title = "Database damaged"
+
+
+class DatabaseUnwritable(ConfigError):
+    """The job database cannot be written (a read-only home, a full disk): nothing is damaged."""
+
+    title = "Database cannot be written"
+
+
+def storage_reason(exc: BaseException, path: Path | None = None) -> str:
+    """SQLite's words for a refused write, as a person says them (its "unable to open" is made
+    precise by looking at the file system ``path`` is on)."""
+    if path is not None:
+        with contextlib.suppress(OSError):
+            if sys.platform != "win32" and os.statvfs(path.parent).f_flag & os.ST_RDONLY:
+                return "the file system is read-only"
+            if not os.access(path.parent, os.W_OK):
+                return "permission denied"
+    text = str(exc).lower()
+    if "full" in text:
+        return "the disk is full"
+    if "readonly" in text or "read-only" in text:
+        return "the file system is read-only"
+    if "permission" in text or isinstance(exc, PermissionError):
+        return "permission denied"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc)
 
 
 def set_aside(path: Path) -> Path:
@@ -73,9 +114,14 @@ def set_aside(path: Path) -> Path:
 
 class JobStore:
     def __init__(self, path: Path) -> None:
-        if not path.exists():
-            # Owner-only from the start (SQLite gives its -wal and -shm files the same mode).
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        self.path = path
+        try:
+            if not path.exists():
+                # Owner-only from the start (SQLite gives its -wal and -shm files the same mode).
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as exc:
+            raise DatabaseUnwritable(f"the job database {path} cannot be created ({storage_reason(exc)}); "
+                                     "free space or make the home writable, then start again") from exc
         try:
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -86,6 +132,10 @@ class JobStore:
             if problem != "ok":
                 raise sqlite3.DatabaseError(problem)
         except sqlite3.DatabaseError as exc:
+            if is_storage_trouble(exc):
+                raise DatabaseUnwritable(
+                    f"the job database {path} cannot be written ({storage_reason(exc, path)}); nothing in it is "
+                    "lost: free space or make the home writable, then start again") from exc
             raise DatabaseDamaged(
                 f"the job database {path} is damaged ({exc}); move it aside (it is kept) and start a fresh "
                 f"one with: {SET_ASIDE_COMMAND}") from exc
@@ -96,6 +146,10 @@ class JobStore:
         self._pending: dict[str, Workload] = {}
         self._flush_scheduled = False
         self._open: dict[str, Workload] = {}  # queued or running jobs of this process, by id
+        self.trouble: str | None = None  # why history is not being saved now
+        self.given_up = 0  # records dropped over MAX_PENDING while the disk refused them
+        self.on_trouble: Callable[[str | None], None] | None = None
+        self._retry: asyncio.TimerHandle | None = None
 
     def open_job(self, job_id: str) -> Workload | None:
         """An open job by id, from memory (None if it is not open here)."""
@@ -123,21 +177,83 @@ class JobStore:
             return
         jobs, self._pending = list(self._pending.values()), {}
         rows = [(j.id, j.created_at, j.state, j.updated_at, json.dumps(j.to_json())) for j in jobs]
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany(_UPSERT, rows)
-            finally:
-                self._db.execute("COMMIT")
+        try:
+            with self._lock:
+                self._db.execute("BEGIN")
+                try:
+                    self._db.executemany(_UPSERT, rows)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:  # a failed COMMIT has rolled back already
+                        self._db.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            if not is_storage_trouble(exc):
+                raise
+            # Kept, newest versions winning, and tried again: nothing recorded is dropped for a full disk.
+            self._pending = {**{j.id: j for j in jobs}, **self._pending}
+            self._bound_pending()
+            self._refused(storage_reason(exc, self.path))
+            return
+        if self.trouble is not None:
+            self.trouble = None
+            if self.on_trouble is not None:
+                self.on_trouble(None)
+
+    def _bound_pending(self) -> None:
+        over = len(self._pending) - MAX_PENDING
+        if over <= 0:
+            return
+        finished = sorted((j for j in self._pending.values() if j.state not in ACTIVE_STATES),
+                          key=lambda j: j.updated_at)
+        for job in finished[:over]:
+            del self._pending[job.id]
+        self.given_up += min(over, len(finished))
+
+    def _refused(self, why: str) -> None:
+        first = self.trouble is None
+        self.trouble = why
+        if first and self.on_trouble is not None:
+            self.on_trouble(why)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (CLI): the next write or read tries again
+        if self._retry is None:
+            self._retry = loop.call_later(RETRY_S, self._retry_flush)
+
+    def _retry_flush(self) -> None:
+        self._retry = None
+        self.flush()
+
+    @property
+    def unsaved(self) -> int:
+        """Records waiting for the disk (0 when history is being saved)."""
+        return len(self._pending) if self.trouble is not None else 0
 
     def upsert(self, job: Workload) -> bool:
-        """Insert or replace when this version is at least as new. Returns True if stored."""
+        """Insert or replace when this version is at least as new. Returns True if stored (or, while
+        the disk refuses writes, kept to be written with the same rule when it can)."""
         self.flush()
-        with self._lock:
-            cur = self._db.execute(
-                _UPSERT, (job.id, job.created_at, job.state, job.updated_at, json.dumps(job.to_json())),
-            )
-            stored = cur.rowcount > 0
+        if self.trouble is not None:
+            kept = self._pending.get(job.id)
+            if kept is not None and (kept.updated_at > job.updated_at or kept.origin_node_id != job.origin_node_id):
+                return False
+            self._pending[job.id] = job
+            self._bound_pending()
+            return True
+        try:
+            with self._lock:
+                cur = self._db.execute(
+                    _UPSERT, (job.id, job.created_at, job.state, job.updated_at, json.dumps(job.to_json())),
+                )
+                stored = cur.rowcount > 0
+        except sqlite3.Error as exc:
+            if not is_storage_trouble(exc):
+                raise
+            self._pending[job.id] = job
+            self._refused(storage_reason(exc, self.path))
+            return True
         if stored:  # the newest version is the one reads get
             if job.state in ACTIVE_STATES:
                 self._open[job.id] = job
@@ -164,7 +280,14 @@ class JobStore:
         sql += " ORDER BY created_at DESC LIMIT ?"
         with self._lock:
             rows = self._db.execute(sql, (*args, limit)).fetchall()
-        return [Workload.from_json(json.loads(r[0])) for r in rows]
+        found = [Workload.from_json(json.loads(r[0])) for r in rows]
+        if not self._pending:
+            return found
+        # Records the disk has refused so far are history too.
+        waiting = {j.id: j for j in self._pending.values() if not active_only or j.state in ACTIVE_STATES}
+        merged = [j for j in found if j.id not in waiting] + list(waiting.values())
+        merged.sort(key=lambda j: j.created_at, reverse=True)
+        return merged[:limit]
 
     def charged_since(self, at: float) -> builtins.list[Workload]:
         """Every record created since ``at`` that carries a cost, oldest first, without a limit: a
@@ -175,6 +298,30 @@ class JobStore:
                 "SELECT record FROM workloads WHERE created_at >= ? AND json_extract(record, '$.cost_usd') > 0 "
                 "ORDER BY created_at", (at,)).fetchall()
         return [Workload.from_json(json.loads(r[0])) for r in rows]
+
+    def prune_peers(self, my_id: str, *, keep: int, max_age_s: float) -> int:
+        """Retention for what peers replicated: their finished records past the ``keep`` newest, or
+        older than ``max_age_s``, are deleted. This node's own records (it started or served them)
+        are kept: they carry its history and the spend it rebuilds at start. Returns how many went."""
+        self.flush()
+        if self.trouble is not None:
+            return 0
+        peers = ("json_extract(record, '$.origin_node_id') IS NOT ? AND "
+                 "json_extract(record, '$.serving_node_id') IS NOT ? AND "
+                 f"state NOT IN ({','.join('?' * len(ACTIVE_STATES))})")
+        args = (my_id, my_id, *ACTIVE_STATES)
+        try:
+            with self._lock:
+                cur = self._db.execute(
+                    f"DELETE FROM workloads WHERE id IN (SELECT id FROM workloads WHERE {peers} "
+                    "AND (created_at < ? OR id IN (SELECT id FROM workloads WHERE " + peers +
+                    " ORDER BY created_at DESC LIMIT -1 OFFSET ?)))",
+                    (*args, time.time() - max_age_s, *args, keep))
+                return cur.rowcount
+        except sqlite3.Error as exc:
+            if not is_storage_trouble(exc):
+                raise
+            return 0
 
     def mark_interrupted(self, node_id: str, reason: str) -> int:
         """At start-up: work that was running when the node died did not finish."""
@@ -190,6 +337,11 @@ class JobStore:
         return count
 
     def close(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
         self.flush()
+        if self._pending:
+            log.warning("%d job records could not be written to %s (%s); they are lost with this stop",
+                        len(self._pending), self.path, self.trouble)
         with self._lock:
             self._db.close()

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
-from app.services.events import EventBus, WorkloadFinished, WorkloadRunning, WorkloadStarted, WorkloadUpdated
+from app.services.events import (
+    EventBus,
+    Notice,
+    WorkloadFinished,
+    WorkloadRunning,
+    WorkloadStarted,
+    WorkloadUpdated,
+)
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.jobs.store import JobStore
+from app.services.secrets import redact
+
+log = logging.getLogger(__name__)
 
 JobEvent = WorkloadStarted | WorkloadRunning | WorkloadFinished | WorkloadUpdated
 
@@ -19,6 +30,22 @@ class JobTracker:
         self.node_name, self.node_id = node_name, node_id
         # Called with every local change so the cluster can replicate it.
         self.replicators: list[Callable[[Workload], None]] = []
+        store.on_trouble = self._history_trouble
+
+    def _history_trouble(self, why: str | None) -> None:
+        """Said once when history stops being saved, and once when it is saved again."""
+        path = self.store.path
+        if why is not None:
+            message = (f"job history is not being saved: {path} cannot be written ({why}); new records are kept "
+                       "in memory and written as soon as the disk takes them")
+            log.warning("%s", message)
+            self.bus.publish(Notice(title="Job history not saved", message=message, level="warning",
+                                    node=self.node_name))
+            return
+        lost = f"; {self.store.given_up} records over the memory bound were given up" if self.store.given_up else ""
+        message = f"job history is saved again in {path}: the records kept meanwhile are written{lost}"
+        log.info("%s", message)
+        self.bus.publish(Notice(title="Job history saved again", message=message, node=self.node_name))
 
     def open(self, *, model: str, api: str, requester: Requester, origin_node: str | None = None,
              origin_node_id: str | None = None, job_id: str | None = None) -> Workload:
@@ -42,7 +69,8 @@ class JobTracker:
         job.finished_at = time.time()
         if job.started_at is None:
             job.started_at = job.finished_at
-        job.error = error
+        # Kept in state.db and replicated: no credential, whatever shape an upstream wrote it in.
+        job.error = redact(error) if error else error
         job.prompt_tokens, job.completion_tokens = prompt_tokens, completion_tokens
         self._changed(job, WorkloadFinished)
 

@@ -8,19 +8,24 @@
   429 and ``Retry-After`` until the window has passed, valid key or not, so guessing gains nothing.
 
 The middleware leaves the accepted ``KeyRecord`` (or None) in ``request[KEY]``; ``caller_for``
-turns it into the ``Caller`` of the inference service, and ``model_refusal`` refuses a model the
-key may not use, by name.
+turns it into the ``Caller`` of the inference service; ``key_may_see_model`` is the one check of a
+scoped key, and ``refuse_model`` / ``model_refusal`` refuse a model the key may not use, by name.
 
 Public API: ``KEY``, ``optional_key(keys)``, ``required_key(keys, throttle)``, ``FailedAttempts``,
-``bearer_of(request)``, ``caller_for(node, request)``, ``model_refusal(request, api, body)``.
+``bearer_of(request)``, ``caller_for(node, request)``, ``key_may_see_model(request, model)``,
+``refuse_model(request, api, model)``, ``model_refusal(request, api, body)``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import math
 import time
+import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import typedefs, web
@@ -41,6 +46,8 @@ class CallerNode(Protocol):
     name: str
     node_id: str
     settings: NodeSettings
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Middleware = typedefs.Middleware
@@ -68,7 +75,60 @@ def _unauthorized(request: web.Request, exc: KeyRefused) -> web.Response:
     return shaped_error(api_of(request.path), 401, exc.message, headers={"WWW-Authenticate": 'Bearer realm="pairwise"'})
 
 
+class KeyStreams:
+    """The requests each key has in progress, so revoking the key ends them (a stream that started
+    before the revocation does not run on to its end)."""
+
+    def __init__(self, keys: KeyStore) -> None:
+        self._by_key: dict[str, set[asyncio.Task[object]]] = {}
+        keys.revoked_listeners.append(self.end)
+
+    @contextlib.contextmanager
+    def track(self, name: str) -> Iterator[None]:
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        running = self._by_key.setdefault(name, set())
+        running.add(task)
+        try:
+            yield
+        finally:
+            running.discard(task)
+            if not running:
+                self._by_key.pop(name, None)
+
+    def end(self, record: KeyRecord) -> None:
+        running = self._by_key.pop(record.name, set())
+        if running:
+            log.info("key %s revoked: ending its %d request(s) in progress", record.name, len(running))
+        for task in running:
+            task.cancel()
+
+
+_STREAMS: weakref.WeakKeyDictionary[KeyStore, KeyStreams] = weakref.WeakKeyDictionary()
+
+
+def streams_of(keys: KeyStore) -> KeyStreams:
+    """The one ``KeyStreams`` of a key store (both doors share it)."""
+    streams = _STREAMS.get(keys)
+    if streams is None:
+        streams = _STREAMS[keys] = KeyStreams(keys)
+    return streams
+
+
+async def _as(request: web.Request, handler: Handler, record: KeyRecord | None,
+              streams: KeyStreams) -> web.StreamResponse:
+    request[KEY] = record
+    if record is None:
+        return await handler(request)
+    with streams.track(record.name):
+        return await handler(request)
+
+
 def optional_key(keys: KeyStore) -> Middleware:
+    streams = streams_of(keys)
+
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         token = bearer_of(request)
@@ -78,8 +138,7 @@ def optional_key(keys: KeyStore) -> Middleware:
                 record = keys.verify(token)
             except KeyRefused as exc:
                 return _unauthorized(request, exc)
-        request[KEY] = record
-        return await handler(request)
+        return await _as(request, handler, record, streams)
 
     return middleware
 
@@ -119,6 +178,8 @@ class FailedAttempts:
 
 
 def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
+    streams = streams_of(keys)
+
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         address = request.remote or "unknown"
@@ -132,8 +193,7 @@ def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
         except KeyRefused as exc:
             throttle.failed(address)
             return _unauthorized(request, exc)
-        request[KEY] = record
-        return await handler(request)
+        return await _as(request, handler, record, streams)
 
     return middleware
 
@@ -153,18 +213,24 @@ def caller_for(node: CallerNode, request: web.Request) -> Caller:
     return Caller(requester=requester, allow_off_lan=allow, off_lan_rule=rule)
 
 
-def key_allows(request: web.Request, model: str) -> bool:
-    """Whether the request's key (if any) may use ``model``: listings show a key only those."""
+def key_may_see_model(request: web.Request, model: str) -> bool:
+    """The one check of a scoped key: may the request's key (if any) see or use ``model``? Every route
+    that names a model asks it (inference, embeddings, /api/show, /v1/models/{id}, the listings)."""
     record: Any = request.get(KEY)
-    return not isinstance(record, KeyRecord) or record.allows_model(model)
+    return not isinstance(record, KeyRecord) or record.allows_model(model.strip())
 
 
-def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
-    """403 naming the key and its patterns when its key may not use the body's model."""
+def refuse_model(request: web.Request, api: Api, model: str) -> web.Response | None:
+    """403 in the caller's API naming the key and its patterns when its key may not see ``model``."""
     record: Any = request.get(KEY)
-    model = body.get("model")
-    if not isinstance(record, KeyRecord) or not isinstance(model, str) or record.allows_model(model.strip()):
+    if not isinstance(record, KeyRecord) or key_may_see_model(request, model):
         return None
     patterns = ", ".join(record.models)
     return shaped_error(api, 403, f"refused: key {record.name!r} may use only models matching {patterns}; "
                                   f"{model.strip()[:200]!r} is not one of them")
+
+
+def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
+    """``refuse_model`` for a request body's ``model`` (a body without a text model is validated later)."""
+    model = body.get("model")
+    return refuse_model(request, api, model) if isinstance(model, str) else None

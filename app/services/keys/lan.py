@@ -5,16 +5,17 @@ or the Settings switch (the address is kept in the node's settings as ``lan_list
 
 Why HTTPS and not plain HTTP: a key in an ``Authorization`` header would cross the LAN in the
 clear, readable by anyone on the same Wi-Fi. The door's certificate is issued at every start by
-the node's own certificate (the cluster identity, CA:TRUE, path length 0) for this machine's names
-and addresses, so a client pins one thing that never changes: the node certificate
-(``pairwise lan cert`` prints it, with its SHA-256 fingerprint), used as the client's CA file.
+the door's own CA (``door_ca.py``: CA:TRUE, path length 0, name-constrained to this machine's names
+and LAN addresses, so adding it to a general trust store trusts it for nothing else), and a client
+pins one thing that stays: that CA (``pairwise lan cert`` prints it, with its SHA-256 fingerprint),
+used as the client's CA file.
 The openai client takes it as ``http_client=httpx.Client(verify=ssl.create_default_context(
 cafile="node.pem"))`` and the ollama client as ``Client(host=..., verify=<the same context>)``;
 hostname checking stays on, so the address the client uses must be one the certificate names
 (every address of this machine when it was issued, and the bound address).
 
 Public API: ``LanDoor(node, keys)``: ``await start(listen)``, ``await stop()``, ``status()``,
-``address``; ``issue_door_certificate(identity, hosts) -> (cert_pem, key_pem)``.
+``address``, ``pin() -> {"pem", "fingerprint"}``.
 """
 
 from __future__ import annotations
@@ -27,22 +28,19 @@ import ssl
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from app.home import write_private
-from app.services.cluster.identity import NodeIdentity, atomic_write
+from app.home import save_private
+from app.services.cluster.identity import atomic_write
 from app.services.errors import ConfigError
 from app.services.frontdoor.server import build_frontdoor
 from app.services.keys.auth import FailedAttempts, required_key
+from app.services.keys.door_ca import DoorCa
 from app.services.keys.store import KeyStore
 from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, cluster_budget
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.api.snapshots import LanStatus
+    from app.services.api.snapshots import DoorCert, LanStatus
     from app.services.keys.context import LanNode
 
 log = logging.getLogger(__name__)
@@ -76,35 +74,6 @@ def machine_names(bound_host: str) -> tuple[list[str], list[str]]:
     return sorted(n for n in names if n), sorted(usable)
 
 
-def issue_door_certificate(identity: NodeIdentity, names: list[str], addresses: list[str]) -> tuple[bytes, bytes]:
-    """A server certificate for the door, signed by the node's key: (certificate PEM, key PEM)."""
-    issuer_cert = x509.load_pem_x509_certificate(identity.cert_pem.encode("ascii"))
-    issuer_key = serialization.load_pem_private_key(identity.key_path.read_bytes(), password=None)
-    if not isinstance(issuer_key, ec.EllipticCurvePrivateKey):
-        raise ConfigError("the node key is not an EC key; the LAN door cannot issue its certificate")
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.UTC)
-    san: list[x509.GeneralName] = [x509.DNSName(n) for n in names]
-    san += [x509.IPAddress(ipaddress.ip_address(a)) for a in addresses]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{identity.name[:40]} LAN door")]))
-        .issuer_name(issuer_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + DOOR_VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(san), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
-        .sign(issuer_key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
-
-
 class LanDoor:
     def __init__(self, node: LanNode, keys: KeyStore) -> None:
         self.node, self.keys = node, keys
@@ -113,6 +82,7 @@ class LanDoor:
         self._runner: web.AppRunner | None = None
         self._site: BudgetedSite | None = None
         self.error: str | None = None  # why the door is not open although it should be
+        self.ca: DoorCa | None = None
 
     @property
     def on(self) -> bool:
@@ -123,9 +93,11 @@ class LanDoor:
         await self.stop()
         identity = self.node.identity
         names, addresses = machine_names(host)
-        cert_pem, key_pem = issue_door_certificate(identity, names, addresses)
-        cert_path, key_path = identity.cert_path.parent / DOOR_CERT_FILE, identity.cert_path.parent / DOOR_KEY_FILE
-        write_private(key_path, key_pem)
+        directory = identity.cert_path.parent
+        self.ca = DoorCa.load_or_create(directory, identity.name, names, addresses)
+        cert_pem, key_pem = self.ca.issue(names, addresses)
+        cert_path, key_path = directory / DOOR_CERT_FILE, directory / DOOR_KEY_FILE
+        save_private(key_path, key_pem, "the LAN door's key")
         atomic_write(cert_path, cert_pem, 0o644)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -156,7 +128,17 @@ class LanDoor:
             await runner.cleanup()
             log.info("LAN door closed")
 
+    def pin(self) -> DoorCert:
+        """What LAN clients pin: the door's name-constrained CA (made now if the door never opened)."""
+        if self.ca is None:
+            listen = self.node.settings.lan_listen
+            names, addresses = machine_names(parse_host_port(listen)[0] if listen else "")
+            identity = self.node.identity
+            self.ca = DoorCa.load_or_create(identity.cert_path.parent, identity.name, names, addresses)
+        return {"pem": self.ca.cert_pem, "fingerprint": self.ca.fingerprint}
+
     def status(self) -> LanStatus:
         return {"on": self.on, "listen": self.node.settings.lan_listen, "address": self.address,
                 "url": f"https://{self.address}" if self.address else None, "scheme": "https",
-                "fingerprint": self.node.identity.fingerprint, "keys": self.keys.count_active(), "error": self.error}
+                "fingerprint": self.ca.fingerprint if self.ca is not None else None,
+                "keys": self.keys.count_active(), "error": self.error}

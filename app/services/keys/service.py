@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from app.home import NotSaved
 from app.services.errors import ConfigError
 from app.services.events import RequestersChanged
 from app.services.keys.lan import LanDoor
 from app.services.keys.limits import RequesterLimits
 from app.services.keys.store import KeyStore
-from app.settings import parse_host_port
+from app.settings import NodeSettings, parse_host_port
 
 if TYPE_CHECKING:
     from app.services.api.snapshots import DoorCert, LanStatus, RequestersSummary
@@ -82,10 +83,19 @@ class RequesterService:
         if listen:
             parse_host_port(listen)
             await self.lan.start(listen)
-        else:
+        was = self.node.settings.lan_listen
+
+        def remember(settings: NodeSettings) -> None:
+            settings.lan_listen = listen or None
+
+        try:
+            self.node.settings_store.change(self.node.settings, remember, "the LAN door setting")
+        except NotSaved:
+            if listen:  # not saved, so not in force: the door goes back to what was saved
+                await (self.lan.start(was) if was else self.lan.stop())
+            raise
+        if not listen:
             await self.lan.stop()
-        self.node.settings.lan_listen = listen or None
-        self.node.settings_store.save(self.node.settings)
         self._changed("LAN door opened" if listen else "LAN door closed")
         return self.lan_status()
 
@@ -93,8 +103,7 @@ class RequesterService:
         return self.lan.status()
 
     def door_cert(self) -> DoorCert:
-        identity = self.node.identity
-        return {"pem": identity.cert_pem, "fingerprint": identity.fingerprint}
+        return self.lan.pin()
 
     # -- views -----------------------------------------------------------------------------------------------
 

@@ -30,11 +30,12 @@ import re
 import secrets
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from app.home import write_private
+from app.home import save_private
 from app.services.errors import ConfigError, NotFound, RefusedError
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ class KeyStore:
         self.path = path
         self._lock = threading.Lock()
         self._records: dict[str, KeyRecord] = self._load()
+        # Told of each revocation once it is saved (the doors end that key's running streams).
+        self.revoked_listeners: list[Callable[[KeyRecord], None]] = []
 
     # -- changes ---------------------------------------------------------------------------------------------
 
@@ -114,8 +117,8 @@ class KeyStore:
             record = KeyRecord(name=name, digest=digest_of(key), models=patterns, off_lan=cast(OffLan, off_lan),
                                usd_per_day=float(usd_per_day) if usd_per_day is not None else None,
                                requests_per_min=requests_per_min)
+            self._save({**self._records, name: record}, f"key {name}")  # saved first, then in force
             self._records[name] = record
-            self._save()
         log.info("key %s created", name)
         return record, key
 
@@ -125,9 +128,13 @@ class KeyStore:
             if record is None:
                 raise NotFound(f"no key named {name!r}")
             if record.active:
-                record.revoked_at = time.time()
-                self._save()
+                revoked = replace(record, revoked_at=time.time())
+                # Saved first: a revocation the disk refuses is refused, never in force until a restart.
+                self._save({**self._records, name: revoked}, f"revoking key {name}")
+                self._records[name] = record = revoked
         log.info("key %s revoked", name)
+        for listener in list(self.revoked_listeners):
+            listener(record)
         return record
 
     # -- reading ---------------------------------------------------------------------------------------------
@@ -172,9 +179,9 @@ class KeyStore:
             raise ConfigError(f"{self.path} is damaged ({exc}); move it away to start with no keys") from exc
         return {r.name: r for r in records}
 
-    def _save(self) -> None:
-        data = {"keys": [asdict(r) for r in self._records.values()]}
-        write_private(self.path, json.dumps(data, indent=1).encode())
+    def _save(self, records: dict[str, KeyRecord], what: str) -> None:
+        data = {"keys": [asdict(r) for r in records.values()]}
+        save_private(self.path, json.dumps(data, indent=1).encode(), what)
 
 
 def models_allow(patterns: list[str], model: str) -> bool:

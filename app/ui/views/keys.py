@@ -135,7 +135,7 @@ class KeysBox(QGroupBox):
             self.lan_address.setText(status["listen"])
         self.lan_address.setEnabled(not status["on"])
         if status["on"]:
-            self.lan_status.setText(f"On at {status['url']}. Clients pin this node's certificate "
+            self.lan_status.setText(f"On at {status['url']}. Clients pin this node's LAN door CA "
                                     f"('pairwise lan cert'), SHA-256 {status['fingerprint']}.")
         else:
             self.lan_status.setText(f"Off: {status['error']}" if status.get("error")
