@@ -10,16 +10,12 @@ batches at start.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from app.services.batch.context import AttachNode
 from app.services.batch.routes import door_routes
 from app.services.batch.service import BatchService
 
-if TYPE_CHECKING:
-    from app.services.node import Node
 
-
-def attach_batch(node: Node) -> BatchService:
+def attach_batch(node: AttachNode) -> BatchService:
     service = BatchService(node)
     node.extra_door_routes.extend(door_routes(node, service))
     node.start_hooks.append(service.start)

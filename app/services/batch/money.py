@@ -24,8 +24,7 @@ from app.services.hf.jobs_lifecycle import is_hf_job
 from app.services.jobs.records import Workload
 
 if TYPE_CHECKING:
-    from app.services.batch.service import BatchService
-    from app.services.node import Node
+    from app.services.batch.context import BatchBook, BatchNode
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +61,7 @@ def parse_deadline(value: str | None, now: float) -> int | None:
 
 
 class BatchMoney:
-    def __init__(self, node: Node, service: BatchService) -> None:
+    def __init__(self, node: BatchNode, service: BatchBook) -> None:
         self.node, self.service = node, service
         self._pauses: set[asyncio.Task[None]] = set()
 

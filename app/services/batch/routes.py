@@ -19,19 +19,17 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import BodyPartReader, web
 
+from app.services.batch.context import BatchNode
 from app.services.batch.service import BatchService
 from app.services.errors import PairwiseError
 from app.services.frontdoor.body import BodyError, parse_json_object, read_body
 from app.services.frontdoor.http import shaped_error
 from app.services.keys.auth import KEY, caller_for
 from app.services.keys.store import KeyRecord
-
-if TYPE_CHECKING:
-    from app.services.node import Node
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DoorRoute = tuple[str, str, Handler]
@@ -49,7 +47,7 @@ def _errors(handler: Handler) -> Handler:
     return wrapper
 
 
-def door_routes(node: Node, service: BatchService) -> list[DoorRoute]:
+def door_routes(node: BatchNode, service: BatchService) -> list[DoorRoute]:
     async def upload(request: web.Request) -> web.StreamResponse:
         if not request.content_type.startswith("multipart/"):
             return shaped_error("openai", 400, "upload a file as multipart/form-data with fields purpose and file")

@@ -39,7 +39,7 @@ from app.services.inference import PIN_GONE_HEADER, InferenceResult
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
-    from app.services.batch.service import BatchService
+    from app.services.batch.context import RunService
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def answer_line(custom_id: str, result: InferenceResult) -> OutputLine:
 class BatchRun:
     """The task that carries one batch to its end (or until the node stops)."""
 
-    def __init__(self, service: BatchService, batch_id: str, caller: Caller) -> None:
+    def __init__(self, service: RunService, batch_id: str, caller: Caller) -> None:
         self.service, self.batch_id, self.caller = service, batch_id, caller
         self.queues: dict[str, deque[Request]] = {}
         self.busy = 0  # lines taken and not yet ended or queued again (running, or waiting out a backoff)

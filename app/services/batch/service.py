@@ -13,9 +13,10 @@ import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.services.backends.base import Caller, Upstream
+from app.services.batch.context import BatchNode, RunCopies
 from app.services.batch.lines import BadLine, Request, parse_input
 from app.services.batch.money import BatchMoney, parse_budget, parse_deadline
 from app.services.batch.runner import BatchRun, error_line
@@ -39,9 +40,6 @@ from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.keys.store import models_allow
 
-if TYPE_CHECKING:
-    from app.services.node import Node
-
 log = logging.getLogger(__name__)
 
 MAX_METADATA_KEYS = 16
@@ -61,7 +59,7 @@ class BatchConflict(RefusedError):
 
 
 class BatchService:
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: BatchNode) -> None:
         self.node = node
         self.store = BatchStore(node.home.batches_dir)
         self.money = BatchMoney(node, self)
@@ -339,7 +337,7 @@ class BatchService:
         internal["ended_by"] = code
         self.store.save_batch(batch_id, record["status"], record, internal)
 
-    def no_copy(self, batch_id: str, model: str, refusals: str, run: BatchRun) -> None:
+    def no_copy(self, batch_id: str, model: str, refusals: str, run: RunCopies) -> None:
         """Every copy of ``model`` refused the batch (or it stopped using them at its budget): its lines
         waiting for one end in the error file, saying why."""
         _, internal = self._load(batch_id)
