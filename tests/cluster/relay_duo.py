@@ -10,6 +10,9 @@ from pathlib import Path
 from app.harness import NodeProc, TinyProc
 from tests.cluster.multinode import FAST, pair, wait_models
 
+# Windows that hold the largest prompt the relay tests send (2 MB), as in tests/node/conftest.py.
+ROOMY = ("--context-window", "100000000")
+
 
 @dataclass
 class RelayDuo:
@@ -22,9 +25,9 @@ class RelayDuo:
 def start_relay_duo(root: Path) -> Iterator[RelayDuo]:
     procs: list[TinyProc | NodeProc] = []
     try:
-        oa = TinyProc("--api", "openai", "--model", "oa-model")
+        oa = TinyProc("--api", "openai", "--model", "oa-model", *ROOMY)
         procs.append(oa)
-        ol = TinyProc("--api", "ollama", "--model", "ol-model:latest")
+        ol = TinyProc("--api", "ollama", "--model", "ol-model:latest", *ROOMY)
         procs.append(ol)
         alpha = NodeProc(root / "home-alpha", "alpha", env=FAST)
         procs.append(alpha.start())

@@ -8,6 +8,8 @@ import pytest
 
 from app.harness import NodeProc, TinyProc
 
+ROOMY = ("--context-window", "100000000")
+
 
 @dataclass
 class TwoEngines:
@@ -38,8 +40,9 @@ class EngineNode:
 def engine_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineNode]:
     """Like two_engines, shared by a module's tests (each looks at its own request only)."""
     root: Path = tmp_path_factory.mktemp("engine-node")
-    oa = TinyProc("--api", "openai", "--model", "oa-model")
-    ol = TinyProc("--api", "ollama", "--model", "ol-model:latest")
+    # Windows that hold the largest prompt these tests send (2 MB): a 4096-token copy is no candidate for it.
+    oa = TinyProc("--api", "openai", "--model", "oa-model", *ROOMY)
+    ol = TinyProc("--api", "ollama", "--model", "ol-model:latest", *ROOMY)
     node = NodeProc(root / "home", "alpha")
     try:
         node.start()

@@ -126,3 +126,8 @@ def test_windows_from_what_engines_say() -> None:
     assert ollama_show_window({"model_info": {"general.architecture": "x"}}) == (None, None)
     assert llama_props_window({"default_generation_settings": {"n_ctx": 4096}}) == 4096
     assert llama_props_window("nope") is None
+
+
+def test_a_large_answer_cap_is_not_a_need() -> None:
+    capped = estimate({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8192})
+    assert capped.answer == 8192 and capped.room == 512 and capped.total == capped.prompt + 512

@@ -3,7 +3,7 @@
 The size is an estimate made before any engine is asked, so it leans high: one token per 3.5 bytes of
 text (English runs near 4 characters a token, code and other languages fewer), a few tokens of
 framing per message, tools as their JSON, an image as a fixed allowance, plus the tokens the request
-asks for (``max_tokens``, ``max_completion_tokens``, Ollama's ``num_predict``). A copy whose window is
+asks for (``max_tokens``, ``max_completion_tokens``, Ollama's ``num_predict``), up to ``ANSWER_ROOM``. A copy whose window is
 unknown stays a candidate: if it refuses the request as too long before its first byte, the request
 moves to the next copy (``is_too_long`` knows the engines' wordings).
 """
@@ -22,6 +22,10 @@ from app.services.backends.windows import positive_int
 BYTES_PER_TOKEN = 3.5
 PER_MESSAGE = 4
 PER_IMAGE = 768  # what vision models commonly spend on one image tile set
+# A max_tokens larger than this is a cap, not a need: many clients send 4096 or more on every call, and an
+# engine whose window ends first stops the answer there (llama.cpp, Ollama; vLLM refuses, and the request
+# moves on). Routing a short prompt to a rented GPU for the sake of such a cap would cost money for nothing.
+ANSWER_ROOM = 512
 WINDOW_STEP = 1024  # a num_ctx asked of Ollama is rounded up to this, so close sizes share one load
 
 # How engines refuse a prompt longer than their window, before the first byte.
@@ -46,8 +50,14 @@ class RequestSize:
     num_ctx: int | None = None  # Ollama's options.num_ctx: the window the caller asks an Ollama engine for
 
     @property
+    def room(self) -> int:
+        """The answer tokens a copy must have room for: what the request asks, up to ANSWER_ROOM."""
+        return min(self.answer, ANSWER_ROOM)
+
+    @property
     def total(self) -> int:
-        return self.prompt + self.answer
+        """Tokens a copy's window must hold: the prompt, and room for the answer."""
+        return self.prompt + self.room
 
 
 def _text_tokens(value: Any) -> int:

@@ -41,7 +41,7 @@ class Plan:
         """No copy holds the request: the model, its estimated size and each copy's window."""
         assert self.size is not None
         windows = ", ".join(f"{name} holds {window}" for name, window, _ in self.too_small)
-        asked = f" ({self.size.prompt} prompt + {self.size.answer} asked)" if self.size.answer else ""
+        asked = f" ({self.size.prompt} prompt + {self.size.room} for the answer)" if self.size.room else ""
         text = (f"no copy of model '{requested}' can hold this request: about {self.size.total} tokens{asked}; "
                 f"context windows: {windows}")
         if self.refused:

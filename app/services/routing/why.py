@@ -35,8 +35,8 @@ def explain(plan: Plan, chosen: Upstream, failures: list[str]) -> str:
     window = plan.windows.get(chosen.key)
     if plan.size is not None:
         fit = f"fit: ~{plan.size.total} tokens"
-        if plan.size.answer:
-            fit += f" ({plan.size.prompt} prompt + {plan.size.answer} asked)"
+        if plan.size.room:
+            fit += f" ({plan.size.prompt} prompt + {plan.size.room} for the answer)"
         fit += f", {name} {window_text(window)}"
         if plan.too_small:
             fit += "; too small: " + ", ".join(f"{n} (window {w})" for n, w, _ in plan.too_small)
