@@ -19,6 +19,7 @@ from app.services.api import FRONT_DOOR, NodeApi
 from app.services.errors import PairwiseError, PortTaken
 from app.services.events import BudgetPaused
 from app.services.platform.signals import install_stop_handlers
+from app.ui import wheel
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
@@ -48,6 +49,7 @@ class TrayApp(QObject):
         qt_app = QApplication.instance()
         if isinstance(qt_app, QApplication):
             qt_app.setQuitOnLastWindowClosed(False)  # closing a window keeps Pairwise in the tray
+        wheel.install()
         self.node = node
         self.facade = NodeFacade(NodeApi(node))
         self.notifier = Notifier(summary_interval_s=summary_interval_s)
@@ -230,4 +232,5 @@ def application() -> QApplication:
         app = QApplication(["pairwise"])
     app.setApplicationName("Pairwise")
     app.setQuitOnLastWindowClosed(False)  # closing the window keeps the tray
+    wheel.install()
     return app
