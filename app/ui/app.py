@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -66,6 +67,7 @@ class TrayApp(QObject):
         self.tray_wait_s = tray_wait_s
         self._done = asyncio.Event()
         self._quitting: asyncio.Task[None] | None = None
+        self._uninstall_signals: Callable[[], None] | None = None
         self._tray_deadline = 0.0
         self._tray_poll = QTimer(self)
         self._tray_poll.setInterval(250)
@@ -136,7 +138,8 @@ class TrayApp(QObject):
     def install_signal_handlers(self) -> None:
         """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
         # A stop signal means the session is ending: nobody can answer a dialog, so Quit does not ask.
-        install_stop_handlers(asyncio.get_running_loop(), lambda: self.request_quit(interactive=False))
+        self._uninstall_signals = install_stop_handlers(asyncio.get_running_loop(),
+                                                        lambda: self.request_quit(interactive=False))
 
     async def run(self) -> int:
         """Start, then live until Quit has stopped the node. 0 on a clean quit."""
@@ -196,13 +199,21 @@ class TrayApp(QObject):
         ending) cannot wait for an answer, so it says what still bills and goes."""
         if self._quitting is None:
             self._quitting = asyncio.ensure_future(self.quit(interactive=interactive))
+        elif self.quit_dialog is not None and not self._done.is_set():
+            # Quitting already: a second Quit brings its window forward, a stop signal stops waiting for
+            # an answer (one more pause, then a warning of what still bills). Never ignored.
+            if interactive:
+                self.quit_dialog.bring_forward()
+            else:
+                self.quit_dialog.interrupt()
 
     def _warn_still_billing(self, billing: list[StillBilling]) -> None:
         self.notifier.show(Notification("quit_not_paused", "Still billing after Pairwise quit",
                                         " ".join(b.line() for b in billing), "error"))
 
     async def quit(self, interactive: bool = True) -> None:
-        self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets())
+        simulated = any(r["simulated"] for r in self.facade.rented())
+        self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets(), simulated=simulated)
         self.quit_dialog.show()
         self.bridge.close()  # from here on the node is stopping: views stop reading it
         self.tray.freeze()
@@ -221,7 +232,9 @@ class TrayApp(QObject):
             self.wake.stop()
             self._tray_poll.stop()
             self.tray.stop()
-            self.quit_dialog.close()
+            self.quit_dialog.finish()
+            if self._uninstall_signals is not None:
+                self._uninstall_signals()
             self._done.set()
             self.quit_finished.emit()
 

@@ -118,3 +118,25 @@ async def test_enter_applies_and_apply_sends_only_what_changed(sim: SimulatedHF,
 
     detail.apply_button.click()
     assert detail.message.text() == "gpu: nothing to save; every setting is as shown."
+
+
+async def test_cancel_while_billing_defaults_to_pausing(sim: SimulatedHF, make_app: Any) -> None:
+    from tests.ui.helpers import T4, sim_state
+    from tests.ui.test_money_first import REPO, _at_progress
+
+    await sim.control("POST", "/_sim/settings", {"initializing_s": 30.0})  # stays Initializing (billed)
+    app = await make_app()
+    wizard = await _at_progress(app, sim, {"name": "gpu", "model": REPO, **T4})
+    await until(lambda: wizard.progress.billing_started(), what="the endpoint created")
+    wizard.reject()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question")
+    assert box.defaultButton().text() == "Pause it" and box.escapeButton().text() == "Don't close"
+    QTest.keyClick(box, Qt.Key.Key_Escape)
+    await until(lambda: not dialogs.ACTIVE, what="Escape answered")
+    assert wizard.isVisible() and wizard.cancel_choice is None  # Escape keeps the wizard and the endpoint
+    wizard.reject()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question again")
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    await until(lambda: not wizard.isVisible(), what="the wizard closed")
+    assert wizard.cancel_choice == "pause"
+    await until(lambda: sim_state(sim, "gpu") == "paused", what="paused on HF")

@@ -110,7 +110,13 @@ class RentWizard(QWizard):
         pause = None if window else box.addButton("Pause it", QMessageBox.ButtonRole.ActionRole)
         delete = box.addButton("Stop it" if window else "Delete it", QMessageBox.ButtonRole.DestructiveRole)
         back = box.addButton("Don't close", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(keep)
+        # The safe choice is what Enter means: pause (billing stops, nothing is lost); a window cannot be
+        # paused and stopping loses it, so there Enter keeps the wizard open. Escape never closes it.
+        for button in (keep, pause, delete, back):
+            if button is not None:
+                button.setAutoDefault(False)
+        box.setDefaultButton(pause or back)
+        box.setEscapeButton(back)
         try:
             await ask(box)
             clicked = box.clickedButton()
