@@ -19,11 +19,13 @@ from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QKeyEvent
 from PySide6.QtWidgets import (
     QDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +36,7 @@ from app.ui.aio import error_text
 from app.ui.dialogs import confirm_box
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
+from app.ui.sizing import grow_to_fit, screen_width
 
 PAUSE_TIMEOUT_S = 15.0  # one attempt; the user decides what happens after it
 HF_ENDPOINT_PAGE = "https://endpoints.huggingface.co/{endpoint}"
@@ -95,7 +98,16 @@ class QuitDialog(QDialog):
         self.simulated = simulated
         self.setWindowTitle("Quitting Pairwise")
         self.setWindowIcon(app_icon())
-        layout = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        scroll = QScrollArea()  # what is said scrolls within the screen; the buttons below stay in reach
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(0, 0, 0, 0)
+        scroll.setWidget(content)
+        outer.addWidget(scroll, 1)
+        self.scroller = scroll
         if targets:
             intro = f"Pausing {', '.join(targets)} so {'they stop' if len(targets) > 1 else 'it stops'} billing…"
         else:
@@ -121,7 +133,7 @@ class QuitDialog(QDialog):
             buttons.addWidget(button)
             button.setVisible(False)
             button.setAutoDefault(False)  # focus landing on a button never makes it what Enter presses
-        layout.addLayout(buttons)
+        outer.addLayout(buttons)
         self.keep_trying.setDefault(True)
         self.keep_trying.clicked.connect(lambda: self._resolve(Exit.KEEP_TRYING))
         self.quit_anyway.clicked.connect(self._confirm_quit_anyway)
@@ -138,7 +150,7 @@ class QuitDialog(QDialog):
         self._live_timer = QTimer(self)
         self._live_timer.setInterval(self.LIVE_MS)
         self._live_timer.timeout.connect(self._check_live)
-        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 60)
+        self.setMinimumWidth(min(self.fontMetrics().averageCharWidth() * 60, screen_width(self)))
 
     def say(self, text: str) -> None:
         self.steps.append(text)
@@ -195,7 +207,7 @@ class QuitDialog(QDialog):
         self.keep_trying.setFocus()
         if live is not None:
             self._live_timer.start()
-        self.adjustSize()
+        grow_to_fit(self)
 
     def _show_billing(self, billing: list[StillBilling]) -> None:
         self.intro.setText("<b>Not paused: " + ", ".join(b.name for b in billing) + "</b>")

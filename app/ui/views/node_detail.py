@@ -4,6 +4,7 @@ and Pause, Resume and Delete; a LAN node shows its machine, engines and models."
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,8 +109,12 @@ class NodeDetail(QWidget):
         self.subtitle.setWordWrap(True)
         layout.addWidget(self.title)
         layout.addWidget(self.subtitle)
-        self.facts = QFormLayout()
-        self.facts.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long values go under their label
+        # One wrapping label per fact ("<b>Budget:</b> …"): a form layout's two columns cut wrapped values
+        # short inside a scroll area (the Budget, Cap and Last error rows at scale 2); a column of labels
+        # gives each the height it needs at the pane's width.
+        self.facts = QVBoxLayout()
+        self.facts.setSpacing(2)
+        self.fact_values: dict[str, str] = {}
         facts_box = QGroupBox("State")
         facts_box.setLayout(self.facts)
         layout.addWidget(facts_box)
@@ -195,7 +200,6 @@ class NodeDetail(QWidget):
         is cut off."""
         bar = self.scroller.verticalScrollBar().sizeHint().width()
         self.scroller.setMinimumWidth(self.content.minimumSizeHint().width() + bar + 4)
-        self.facts.invalidate()  # wrapped values take the height they need at the width they got
 
     # -- showing ---------------------------------------------------------------------------------------------
 
@@ -215,23 +219,26 @@ class NodeDetail(QWidget):
                              "once its spend is under the new cap.")
 
     def _fact(self, label: str, value: Any) -> None:
-        text = QLabel(str(value))
+        text = QLabel(f"<b>{html.escape(label)}:</b> {html.escape(str(value))}")
+        text.setTextFormat(Qt.TextFormat.RichText)
         text.setWordWrap(True)
-        self.facts.addRow(label, text)
+        text.setObjectName(f"fact:{label}")
+        self.fact_values[label] = str(value)
+        self.facts.addWidget(text)
 
     def fact_text(self, label: str) -> str | None:
-        for i in range(self.facts.rowCount()):
-            item = self.facts.itemAt(i, QFormLayout.ItemRole.LabelRole)
-            name = item.widget() if item is not None else None
-            if isinstance(name, QLabel) and name.text() == label:
-                field = self.facts.itemAt(i, QFormLayout.ItemRole.FieldRole)
-                value = field.widget() if field is not None else None
-                return value.text() if isinstance(value, QLabel) else None
-        return None
+        return self.fact_values.get(label)
+
+    def _clear_facts(self) -> None:
+        self.fact_values = {}
+        while (item := self.facts.takeAt(0)) is not None:
+            widget = item.widget()
+            if widget is not None:
+                widget.hide()  # gone from the pane now, not when the loop next deletes it
+                widget.deleteLater()
 
     def refresh(self) -> None:
-        while self.facts.rowCount():
-            self.facts.removeRow(0)
+        self._clear_facts()
         rows = {n.get("name"): n for n in self.facade.nodes()}
         row = rows.get(self.name) if self.name else None
         own = self.facade.rented_row(self.name) if self.name else None
@@ -280,7 +287,9 @@ class NodeDetail(QWidget):
             lines.setObjectName("lastLogLines")
             lines.setStyleSheet("font-family: monospace")
             lines.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.facts.addRow("Last log lines", lines)
+            self.facts.addWidget(QLabel("<b>Last log lines:</b>"))
+            self.facts.addWidget(lines)
+            self.fact_values["Last log lines"] = lines.text()
         for key, label in (("credential_error", "Token"), ("warning", "Warning"), ("last_error", "Last error")):
             if row.get(key):
                 self._fact(label, row[key])
