@@ -140,3 +140,29 @@ async def test_cancel_while_billing_defaults_to_pausing(sim: SimulatedHF, make_a
     await until(lambda: not wizard.isVisible(), what="the wizard closed")
     assert wizard.cancel_choice == "pause"
     await until(lambda: sim_state(sim, "gpu") == "paused", what="paused on HF")
+
+
+async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app: Any) -> None:
+    """Over budget, then the cap raised and the node resumed (from the tray, the window never shown): the
+    menu, icon and tooltip all say billing, none keeps "paused: over budget"."""
+    from tests.ui.helpers import REPO, T4, find_action, open_menu
+
+    app = await make_app()
+    await app.facade.hf_login(sim.demo_token)
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02,
+                                    "scale_to_zero_min": 600})
+    await until(lambda: any(n.title == "gpu paused: over budget" for n in app.notifier.attention),
+                timeout=30, what="the budget warning")
+    await until(lambda: (app.facade.rented_row("gpu") or {}).get("hf_state") == "paused", what="paused here")
+    assert "⚠ gpu paused: over budget" in open_menu(app)
+    assert app.tray.state == "attention"
+
+    await app.facade.rented_set("gpu", {"budget.usd_per_day": 50.0})  # as `pairwise rented set` would
+    open_menu(app)
+    find_action(app.tray.menu, "Resume").trigger()
+    await until(lambda: (app.facade.rented_row("gpu") or {}).get("billing"), timeout=30, what="billing again")
+    menu = open_menu(app)
+    assert not any("over budget" in str(item) for item in menu)
+    assert app.tray.state == "billing" and not app.notifier.attention
+    assert "1 GPU billing" in menu[0] and "1 GPU billing" in app.tray.icon.toolTip()
+    assert not app.window.isVisible()  # cleared by its cause, not by the user looking
