@@ -88,6 +88,7 @@ async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
 
     home = demo_home(args)
     home.ensure()
+    sandbox(home)
     sim = SimulatedHF(SimSettings(port=args.sim_port, state_dir=home.root / "simulator", pending_s=2.0,
                                   initializing_s=6.0))
     await sim.start()
@@ -110,6 +111,22 @@ async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
         await tiny.close()
         await sim.stop()
     return 0
+
+
+def sandbox(home: Home) -> None:
+    """The demo touches nothing of the real installation: its spend account lives in its own home (not
+    the per-user one every real home shares), and its credentials (the simulator's token, worth
+    nothing) stay in this process's memory, so it runs where there is no OS keyring. Its tray adds no
+    login item (Settings shows none in a demo)."""
+    import os
+
+    from app.environment import reread_environment
+    from app.services.rented.spend import SPEND_DIR_ENV
+    from app.services.secrets import keep_in_memory
+
+    os.environ[SPEND_DIR_ENV] = str(home.root / "spend")
+    reread_environment()
+    keep_in_memory()
 
 
 def write_demo_settings(home: Home, sim: Any) -> None:

@@ -97,3 +97,54 @@ def test_demo_opens_the_tray_app_where_there_is_a_display(tmp_path: Path) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_demo_headless_runs_without_a_secret_service_and_leaves_the_real_install_alone(tmp_path: Path) -> None:
+    """No D-Bus session at all (so no Secret Service): the demo still signs in (the simulator's token
+    stays in its memory), rents, bills into its own spend account, and the real per-user spend account
+    and login item are untouched, byte for byte."""
+    home = tmp_path / "demo-home"
+    data, config = tmp_path / "data", tmp_path / "config"
+    real_spend = data / "pairwise-spend"
+    real_spend.mkdir(parents=True)
+    (real_spend / "spend.json").write_text('{"real": "account"}')
+    (config / "autostart").mkdir(parents=True)
+    real_entry = config / "autostart" / "pairwise.desktop"
+    real_entry.write_text("[Desktop Entry]\nExec=pairwise\n")
+    env = child_env(XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(config),
+                    PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    for name in ("DBUS_SESSION_BUS_ADDRESS", "GNOME_KEYRING_CONTROL", "PAIRWISE_SPEND_DIR"):
+        env.pop(name, None)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "demo", "--listen", "127.0.0.1:0",
+                             "--headless"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO_ROOT)
+    try:
+        wait_until(lambda: _runtime(home), timeout=60, what="demo node")
+
+        def cli(*args: str) -> dict:
+            out = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args, "--json"],
+                                 capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
+            assert out.returncode == 0, out.stderr
+            return json.loads(out.stdout)
+
+        status = wait_until(lambda: (s := cli("hf", "status")).get("signed_in") and s, timeout=30,
+                            what="demo sign-in without a keyring")
+        assert status["user"] == "demo-user"
+        run = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "rented", "create", "demo-gpu",
+                              "--model", REPO, "--gpu", "nvidia-l4", "--yes"],
+                             capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=120)
+        assert run.returncode == 0, run.stderr
+        wait_until(lambda: (r := cli("rented", "show", "demo-gpu")).get("state") == "eligible" and r,
+                   timeout=90, what="the simulated GPU to run")
+        wait_until(lambda: any((home / "spend").glob("*")), timeout=60, what="the demo's own spend account")
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out[-3000:]
+        assert "no OS credential store" not in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert sorted(p.name for p in real_spend.iterdir()) == ["spend.json"]
+    assert (real_spend / "spend.json").read_text() == '{"real": "account"}'
+    assert real_entry.read_text() == "[Desktop Entry]\nExec=pairwise\n"
