@@ -28,10 +28,7 @@ def test_demo_starts_signs_in_and_stops(tmp_path: Path) -> None:
         runtime = wait_until(lambda: _runtime(home), timeout=60, what="demo node")
 
         def cli(*args: str) -> dict:
-            out = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args, "--json"],
-                                 capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
-            assert out.returncode == 0, out.stderr
-            return json.loads(out.stdout)
+            return _cli(home, env, *args)
 
         status = wait_until(lambda: (s := cli("hf", "status")).get("signed_in") and s, timeout=30,
                             what="demo sign-in")
@@ -65,6 +62,13 @@ def test_demo_starts_signs_in_and_stops(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _cli(home: Path, env: dict[str, str], *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args, "--json"],
+                         capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
 def _runtime(home: Path) -> dict | None:
@@ -122,10 +126,7 @@ def test_demo_headless_runs_without_a_secret_service_and_leaves_the_real_install
         wait_until(lambda: _runtime(home), timeout=60, what="demo node")
 
         def cli(*args: str) -> dict:
-            out = subprocess.run([sys.executable, "-m", "app", "--home", str(home), *args, "--json"],
-                                 capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
-            assert out.returncode == 0, out.stderr
-            return json.loads(out.stdout)
+            return _cli(home, env, *args)
 
         status = wait_until(lambda: (s := cli("hf", "status")).get("signed_in") and s, timeout=30,
                             what="demo sign-in without a keyring")
