@@ -149,3 +149,42 @@ def test_demo_headless_runs_without_a_secret_service_and_leaves_the_real_install
     assert sorted(p.name for p in real_spend.iterdir()) == ["spend.json"]
     assert (real_spend / "spend.json").read_text() == '{"real": "account"}'
     assert real_entry.read_text() == "[Desktop Entry]\nExec=pairwise\n"
+
+
+def test_a_demo_restart_forgets_the_last_runs_simulated_gpus(tmp_path: Path) -> None:
+    """The simulator keeps nothing between runs: the next demo forgets the last run's GPUs (and says so)
+    instead of reporting each one "deleted outside Pairwise"."""
+    home = tmp_path / "demo-home"
+    env = child_env(PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "demo", "--listen", "127.0.0.1:0",
+                                 "--headless"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                cwd=REPO_ROOT)
+
+    proc = start()
+    try:
+        wait_until(lambda: _runtime(home), timeout=60, what="demo node")
+        wait_until(lambda: _cli(home, env, "hf", "status").get("signed_in"), timeout=30, what="demo sign-in")
+        run = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "rented", "create", "demo-gpu",
+                              "--model", REPO, "--gpu", "nvidia-l4", "--yes"],
+                             capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=120)
+        assert run.returncode == 0, run.stderr
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+        proc = start()
+        wait_until(lambda: _runtime(home), timeout=60, what="demo node again")
+        wait_until(lambda: _cli(home, env, "hf", "status").get("signed_in"), timeout=30, what="demo sign-in again")
+        assert _cli(home, env, "rented", "list") == []
+        events = subprocess.run([sys.executable, "-m", "app", "--home", str(home), "nodes", "--json"],
+                                capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60)
+        assert "deleted outside Pairwise" not in events.stdout
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert "The simulated GPUs of the last demo run (demo-gpu) ended with it" in out
+        assert "deleted outside Pairwise" not in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
