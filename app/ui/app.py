@@ -83,6 +83,7 @@ class TrayApp(QObject):
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.show_node_requested.connect(self.window.show_node)
         self.tray.raise_budget_requested.connect(self.window.raise_budget)
+        self.tray.delete_requested.connect(self.window.delete_node)
         self.wake = WakeWatcher(parent=self)
         self.wake.woke.connect(self._woke)
         self.tray.icon.messageClicked.connect(self._message_clicked)

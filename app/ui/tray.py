@@ -28,6 +28,7 @@ class TrayController(QObject):
     quit_requested = Signal()
     show_node_requested = Signal(str)
     raise_budget_requested = Signal(str)
+    delete_requested = Signal(str)
 
     def __init__(self, facade: NodeFacade, notifier: Notifier, tasks: Tasks, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -143,6 +144,8 @@ class TrayController(QObject):
             self.show_node_requested.emit(name)
         elif verb == "budget":
             self.raise_budget_requested.emit(name)
+        elif verb == "delete":
+            self.delete_requested.emit(name)
         elif verb == "pause":
             self.tasks.spawn(self._act(self.facade.rented_pause(name)), name=f"pause {name}")
         elif verb == "resume":

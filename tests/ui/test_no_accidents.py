@@ -166,3 +166,25 @@ async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app
     assert app.tray.state == "billing" and not app.notifier.attention
     assert "1 GPU billing" in menu[0] and "1 GPU billing" in app.tray.icon.toolTip()
     assert not app.window.isVisible()  # cleared by its cause, not by the user looking
+
+
+async def test_delete_from_the_tray_menu_asks_what_is_lost(sim: SimulatedHF, make_app: Any) -> None:
+    from tests.ui.helpers import find_action, open_menu, sim_state
+
+    app = await make_app()
+    await running_gpu(app, sim)
+    open_menu(app)
+    find_action(app.tray.menu, "Delete…").trigger()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question")
+    assert "deletes the Hugging Face endpoint" in box.informativeText()
+    assert box.defaultButton().text() == "Cancel"
+    QTest.keyClick(box, Qt.Key.Key_Escape)
+    await until(lambda: not dialogs.ACTIVE, what="Escape answered")
+    assert app.facade.rented_row("gpu") is not None and sim_state(sim, "gpu") == "running"
+
+    open_menu(app)
+    find_action(app.tray.menu, "Delete…").trigger()
+    box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question again")
+    next(b for b in box.buttons() if b.text() == "Delete").click()
+    await until(lambda: app.facade.rented_row("gpu") is None, what="deleted")
+    assert sim_state(sim, "gpu") is None
