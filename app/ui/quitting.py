@@ -207,7 +207,7 @@ class QuitDialog(QDialog):
         self.keep_trying.setFocus()
         if live is not None:
             self._live_timer.start()
-        grow_to_fit(self)
+        grow_to_fit(self, self.scroller)
 
     def _show_billing(self, billing: list[StillBilling]) -> None:
         self.intro.setText("<b>Not paused: " + ", ".join(b.name for b in billing) + "</b>")

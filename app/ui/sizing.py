@@ -46,14 +46,22 @@ def scrolling(widget: QWidget, make: Callable[[QWidget], L]) -> L:
     return layout
 
 
-def grow_to_fit(window: QWidget) -> None:
+def grow_to_fit(window: QWidget, scroller: QScrollArea | None = None) -> None:
     """A window whose text just grew (an error in a dialog) takes the height it now needs at its width,
-    within the screen's available area (beyond it, its scroll area scrolls)."""
+    within the screen's available area (beyond it, its scroll area ``scroller`` scrolls: a scroll area
+    does not pass on how tall its content wants to be, so that is asked of the content itself)."""
     layout = window.layout()
     if layout is None:
         return
     width = window.width()
     need = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
+    content = scroller.widget() if scroller is not None else None
+    inner = content.layout() if content is not None else None
+    if scroller is not None and inner is not None:
+        viewport = scroller.viewport()
+        wants = inner.totalHeightForWidth(viewport.width()) if inner.hasHeightForWidth() \
+            else inner.totalSizeHint().height()
+        need = max(need, window.height() - viewport.height() + wants)
     screen = window.screen() or QGuiApplication.primaryScreen()
     limit = screen.availableGeometry().height() if screen is not None else need
     if need > window.height():
