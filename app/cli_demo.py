@@ -88,6 +88,11 @@ async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
 
     home = demo_home(args)
     home.ensure()
+    sandbox(home)
+    ended = forget_last_run(home)
+    if ended:
+        print(f"The simulated GPUs of the last demo run ({', '.join(ended)}) ended with it: the simulator keeps "
+              "nothing between runs.", flush=True)
     sim = SimulatedHF(SimSettings(port=args.sim_port, state_dir=home.root / "simulator", pending_s=2.0,
                                   initializing_s=6.0))
     await sim.start()
@@ -110,6 +115,40 @@ async def _demo(args: argparse.Namespace, *, tray: bool = False) -> int:
         await tiny.close()
         await sim.stop()
     return 0
+
+
+def sandbox(home: Home) -> None:
+    """The demo touches nothing of the real installation: its spend account lives in its own home (not
+    the per-user one every real home shares), and its credentials (the simulator's token, worth
+    nothing) stay in this process's memory, so it runs where there is no OS keyring. Its tray adds no
+    login item (Settings shows none in a demo)."""
+    import os
+
+    from app.environment import reread_environment
+    from app.services.rented.spend import SPEND_DIR_ENV
+    from app.services.secrets import keep_in_memory
+
+    os.environ[SPEND_DIR_ENV] = str(home.root / "spend")
+    reread_environment()
+    keep_in_memory()
+
+
+def forget_last_run(home: Home) -> list[str]:
+    """The simulator keeps nothing between runs, so the rented nodes of the last demo run are gone with
+    it: forgotten here, not reported on the next start as "deleted outside Pairwise". Their jobs and
+    spend stay in the demo home. Returns their names."""
+    import json
+
+    names: list[str] = []
+    try:
+        data = json.loads(home.rented_file.read_text())
+        items = data.get("rented_nodes", []) if isinstance(data, dict) else []
+        names = [str(item.get("name")) for item in items if isinstance(item, dict)]
+    except (OSError, ValueError, AttributeError):
+        pass
+    for path in (home.rented_file, home.hf_endpoints_file, home.root / "hf_jobs.json"):
+        path.unlink(missing_ok=True)
+    return names
 
 
 def write_demo_settings(home: Home, sim: Any) -> None:

@@ -2,8 +2,8 @@
 
     .venv/bin/python tools/screenshots.py [--out docs/screenshots] [--scale 2]
 
-``--scale 2`` renders at Qt scale factor 2 on a screen twice the size (QT_SCALE_FACTOR), into
-``docs/screenshots/scale2`` by default, to show the windows fit at any scale.
+``--scale 2`` renders at Qt scale factor 2 (QT_SCALE_FACTOR) on the same 1280×800 screen, into
+``docs/screenshots/scale2`` by default, to show the windows fit (and scroll) at any scale.
 
 Without a DISPLAY it starts Xvfb and trayer itself (Debian: xvfb trayer xdotool imagemagick
 libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0). Then it runs the tray app around an in-process node
@@ -30,7 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-SCREEN = (1280, 860)
+SCREEN = (1280, 800)  # a common laptop screen; at --scale 2 the same screen (640×400 logical)
 SCALE = 1
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -295,9 +295,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--scale", type=int, default=1, choices=(1, 2))
     args = parser.parse_args()
-    global SCREEN, SCALE
+    global SCALE
     SCALE = args.scale
-    SCREEN = (SCREEN[0] * SCALE, SCREEN[1] * SCALE)
     if SCALE != 1:
         os.environ["QT_SCALE_FACTOR"] = str(SCALE)
     default = ROOT / "docs" / "screenshots" / ("scale2" if SCALE == 2 else "")

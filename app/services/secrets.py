@@ -59,6 +59,22 @@ class NoCredentialStore(CredentialError):
 
 _warned_missing = False
 
+# The demo's credentials (the simulated Hugging Face's token, worth nothing) in this process's memory
+# instead of the OS keyring, so `pairwise demo` runs where no keyring is; None everywhere else. Only
+# ``keep_in_memory`` (called by the demo alone) turns it on: a real node's credentials never land here.
+_memory: dict[tuple[str, str], str] | None = None
+
+
+def keep_in_memory() -> None:
+    """From now on this process keeps credentials in memory only (the demo: simulated tokens)."""
+    global _memory
+    if _memory is None:
+        _memory = {}
+
+
+def in_memory() -> bool:
+    return _memory is not None
+
 
 def _missing_store(key: str) -> None:
     global _warned_missing
@@ -81,6 +97,10 @@ class SecretStore:
     def set(self, key: str, value: str) -> None:
         if not value:
             raise CredentialError(f"refused to store an empty credential for {key}")
+        if _memory is not None:
+            _memory[(self.service, key)] = value
+            _remember(value)
+            return
         try:
             keyring.set_password(self.service, key, value)
         except keyring.errors.NoKeyringError as exc:
@@ -90,6 +110,8 @@ class SecretStore:
         _remember(value)
 
     def get(self, key: str) -> str | None:
+        if _memory is not None:
+            return _memory.get((self.service, key))
         try:
             value = keyring.get_password(self.service, key)
         except keyring.errors.NoKeyringError:
@@ -104,12 +126,15 @@ class SecretStore:
     def require(self, key: str) -> str:
         value = self.get(key)
         if not value:
-            if not store_available():
+            if _memory is None and not store_available():
                 raise NoCredentialStore(f"the credential for {key} is needed, but {HEADLESS_HINT}")
             raise CredentialError(f"no credential for {key} in the OS keyring")
         return value
 
     def delete(self, key: str) -> None:
+        if _memory is not None:
+            _memory.pop((self.service, key), None)
+            return
         try:
             keyring.delete_password(self.service, key)
         except (keyring.errors.PasswordDeleteError, keyring.errors.NoKeyringError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -19,6 +20,7 @@ from app.services.api import FRONT_DOOR, NodeApi
 from app.services.errors import PairwiseError, PortTaken
 from app.services.events import BudgetPaused
 from app.services.platform.signals import install_stop_handlers
+from app.ui import wheel
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
@@ -48,6 +50,7 @@ class TrayApp(QObject):
         qt_app = QApplication.instance()
         if isinstance(qt_app, QApplication):
             qt_app.setQuitOnLastWindowClosed(False)  # closing a window keeps Pairwise in the tray
+        wheel.install()
         self.node = node
         self.facade = NodeFacade(NodeApi(node))
         self.notifier = Notifier(summary_interval_s=summary_interval_s)
@@ -64,6 +67,7 @@ class TrayApp(QObject):
         self.tray_wait_s = tray_wait_s
         self._done = asyncio.Event()
         self._quitting: asyncio.Task[None] | None = None
+        self._uninstall_signals: Callable[[], None] | None = None
         self._tray_deadline = 0.0
         self._tray_poll = QTimer(self)
         self._tray_poll.setInterval(250)
@@ -79,6 +83,7 @@ class TrayApp(QObject):
         self.tray.quit_requested.connect(self.request_quit)
         self.tray.show_node_requested.connect(self.window.show_node)
         self.tray.raise_budget_requested.connect(self.window.raise_budget)
+        self.tray.delete_requested.connect(self.window.delete_node)
         self.wake = WakeWatcher(parent=self)
         self.wake.woke.connect(self._woke)
         self.tray.icon.messageClicked.connect(self._message_clicked)
@@ -134,7 +139,8 @@ class TrayApp(QObject):
     def install_signal_handlers(self) -> None:
         """SIGINT/SIGTERM quit the way the menu does (pause-on-exit included), inside the Qt loop."""
         # A stop signal means the session is ending: nobody can answer a dialog, so Quit does not ask.
-        install_stop_handlers(asyncio.get_running_loop(), lambda: self.request_quit(interactive=False))
+        self._uninstall_signals = install_stop_handlers(asyncio.get_running_loop(),
+                                                        lambda: self.request_quit(interactive=False))
         self.session_end = SessionEndHooks(  # logoff, shutdown, macOS logout: quit, pause on exit first
             QApplication.instance(), lambda: self.request_quit(interactive=False),  # type: ignore[arg-type]
             quitting=lambda: self._quitting is not None, must_finish=lambda: bool(self.facade.pause_on_exit_targets()),
@@ -198,13 +204,21 @@ class TrayApp(QObject):
         ending) cannot wait for an answer, so it says what still bills and goes."""
         if self._quitting is None:
             self._quitting = asyncio.ensure_future(self.quit(interactive=interactive))
+        elif self.quit_dialog is not None and not self._done.is_set():
+            # Quitting already: a second Quit brings its window forward, a stop signal stops waiting for
+            # an answer (one more pause, then a warning of what still bills). Never ignored.
+            if interactive:
+                self.quit_dialog.bring_forward()
+            else:
+                self.quit_dialog.interrupt()
 
     def _warn_still_billing(self, billing: list[StillBilling]) -> None:
         self.notifier.show(Notification("quit_not_paused", "Still billing after Pairwise quit",
                                         " ".join(b.line() for b in billing), "error"))
 
     async def quit(self, interactive: bool = True) -> None:
-        self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets())
+        simulated = any(r["simulated"] for r in self.facade.rented())
+        self.quit_dialog = QuitDialog(self.facade.pause_on_exit_targets(), simulated=simulated)
         self.quit_dialog.show()
         self.bridge.close()  # from here on the node is stopping: views stop reading it
         self.tray.freeze()
@@ -223,7 +237,9 @@ class TrayApp(QObject):
             self.wake.stop()
             self._tray_poll.stop()
             self.tray.stop()
-            self.quit_dialog.close()
+            self.quit_dialog.finish()
+            if self._uninstall_signals is not None:
+                self._uninstall_signals()
             self._done.set()
             self.quit_finished.emit()
 
@@ -234,4 +250,5 @@ def application() -> QApplication:
         app = QApplication(["pairwise"])
     app.setApplicationName("Pairwise")
     app.setQuitOnLastWindowClosed(False)  # closing the window keeps the tray
+    wheel.install()
     return app

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialog, QMessageBox, QPushButton, QWidget
 
 # The dialog currently waiting for an answer (tests and the screenshot tool find it here).
 ACTIVE: list[QDialog] = []
@@ -31,16 +31,28 @@ async def ask(dialog: QDialog) -> int:
             ACTIVE.remove(dialog)
 
 
-async def confirm(parent: QWidget | None, title: str, text: str, *, action: str = "OK",
-                  informative: str = "", destructive: bool = False) -> bool:
+def confirm_box(parent: QWidget | None, title: str, text: str, *, action: str = "OK", informative: str = "",
+                destructive: bool = False, cancel: str | None = None) -> tuple[QMessageBox, QPushButton]:
+    """A question whose safe answer is the default and what Escape and the close button mean; the
+    action must be clicked (or reached with Tab) on purpose."""
     box = QMessageBox(QMessageBox.Icon.Warning if destructive else QMessageBox.Icon.Question, title, text,
                       QMessageBox.StandardButton.NoButton, parent)
     if informative:
         box.setInformativeText(informative)
     yes = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole if destructive
                         else QMessageBox.ButtonRole.AcceptRole)
-    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(cancel)
+    yes.setAutoDefault(False)  # focus landing on it never makes it what Enter presses
+    no = box.addButton(cancel, QMessageBox.ButtonRole.RejectRole) if cancel is not None \
+        else box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(no)
+    box.setEscapeButton(no)
+    return box, yes
+
+
+async def confirm(parent: QWidget | None, title: str, text: str, *, action: str = "OK",
+                  informative: str = "", destructive: bool = False, cancel: str | None = None) -> bool:
+    box, yes = confirm_box(parent, title, text, action=action, informative=informative, destructive=destructive,
+                           cancel=cancel)
     await ask(box)
     return box.clickedButton() is yes
 

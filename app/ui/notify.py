@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -105,6 +105,27 @@ class Notification:
     message: str
     level: str = "info"  # info | warning | error
     node: str | None = None
+
+
+BUDGET_KINDS = frozenset({BudgetPaused.kind, CapEnforced.kind})
+PAUSE_KINDS = frozenset({PauseOwed.kind, StillBilling.kind})
+
+
+def cause_gone(note: Notification, rows: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Has what ``note`` warned about ended, by the live rows? Only a note about one rented node can
+    tell; any other stays until the user looks."""
+    if note.node is None:
+        return False
+    row = rows.get(note.node)
+    if row is None:
+        return note.kind in BUDGET_KINDS | PAUSE_KINDS | {RentedFailed.kind, RentedDrifted.kind}
+    if note.kind in BUDGET_KINDS:
+        return glossary.budget_period(row) is None
+    if note.kind in PAUSE_KINDS:
+        return not glossary.billing(row)
+    if note.kind == RentedFailed.kind:
+        return row.get("state") != "unhealthy"
+    return False
 
 
 def budget_message(reason: str, period: str = "day") -> str:
@@ -239,6 +260,16 @@ class Notifier(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
+
+    def settle(self, rented: Sequence[Mapping[str, Any]]) -> None:
+        """Drop each warning whose cause is gone by the live rows (a budget pause once the cap was raised,
+        a failure once the node is healthy, anything about a node that is gone): the tray never shows a
+        warning beside the state that ended it."""
+        rows = {str(r.get("name")): r for r in rented}
+        kept = [n for n in self.attention if not cause_gone(n, rows)]
+        if len(kept) != len(self.attention):
+            self.attention = kept
+            self.attention_changed.emit(bool(kept))
 
     def acknowledge(self) -> None:
         """The user looked (opened the window): attention is cleared."""

@@ -28,6 +28,7 @@ class TrayController(QObject):
     quit_requested = Signal()
     show_node_requested = Signal(str)
     raise_budget_requested = Signal(str)
+    delete_requested = Signal(str)
 
     def __init__(self, facade: NodeFacade, notifier: Notifier, tasks: Tasks, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -44,10 +45,10 @@ class TrayController(QObject):
         self._pending = QTimer(self)
         self._pending.setSingleShot(True)
         self._pending.setInterval(COALESCE_MS)
-        self._pending.timeout.connect(self.refresh)
+        self._pending.timeout.connect(lambda: self.refresh())
         self._periodic = QTimer(self)
         self._periodic.setInterval(REFRESH_MS)
-        self._periodic.timeout.connect(self.refresh)
+        self._periodic.timeout.connect(lambda: self.refresh())
         notifier.attention_changed.connect(lambda _on: self.refresh_soon())
         self.rebuild()  # a menu exists before the first click (some tray hosts read it at once)
 
@@ -69,16 +70,20 @@ class TrayController(QObject):
     # -- state -----------------------------------------------------------------------------------------------
 
     def _snapshot(self) -> tuple[list[RentedActionRow], int]:
-        return self.facade.rented(), len(self.facade.jobs(active_only=True, limit=1000))
+        """The live rows the icon, tooltip and menu are all rendered from; warnings whose cause these rows
+        say is gone are dropped first, so none of the three shows a warning beside the state that ended it."""
+        rented = self.facade.rented()
+        self.notifier.settle(rented)
+        return rented, len(self.facade.jobs(active_only=True, limit=1000))
 
     def refresh_soon(self) -> None:
         if not self.frozen and not self._pending.isActive():
             self._pending.start()
 
-    def refresh(self) -> None:
+    def refresh(self, snapshot: tuple[list[RentedActionRow], int] | None = None) -> None:
         if self.frozen:
             return
-        rented, active = self._snapshot()
+        rented, active = snapshot or self._snapshot()
         state = tray_state(rented=rented, active_jobs=active, attention=bool(self.notifier.attention))
         text = tooltip(state, name=self.facade.name, active_jobs=active, rented=rented)
         # Only what changed is handed to the tray host: a setIcon every few seconds costs CPU idle.
@@ -91,8 +96,8 @@ class TrayController(QObject):
 
     # -- menu ------------------------------------------------------------------------------------------------
 
-    def model(self) -> list[MenuItem]:
-        rented, active = self._snapshot()
+    def model(self, snapshot: tuple[list[RentedActionRow], int] | None = None) -> list[MenuItem]:
+        rented, active = snapshot or self._snapshot()
         attention = attention_reasons(rented) + [n.title for n in self.notifier.attention]
         summary = self.facade.requesters_summary()
         return menu_model(name=self.facade.name, nodes=self.facade.nodes(), rented=rented, active_jobs=active,
@@ -102,9 +107,10 @@ class TrayController(QObject):
     def rebuild(self) -> None:
         if self.frozen:
             return
+        snapshot = self._snapshot()  # the menu, the icon and the tooltip from the same rows
         self.menu.clear()
-        self._fill(self.menu, self.model())
-        self.refresh()
+        self._fill(self.menu, self.model(snapshot))
+        self.refresh(snapshot)
 
     def _fill(self, menu: QMenu, items: list[MenuItem]) -> None:
         for item in items:
@@ -138,6 +144,8 @@ class TrayController(QObject):
             self.show_node_requested.emit(name)
         elif verb == "budget":
             self.raise_budget_requested.emit(name)
+        elif verb == "delete":
+            self.delete_requested.emit(name)
         elif verb == "pause":
             self.tasks.spawn(self._act(self.facade.rented_pause(name)), name=f"pause {name}")
         elif verb == "resume":

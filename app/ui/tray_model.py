@@ -19,7 +19,7 @@ QUIET_REASONS = ("routing policy is 'never'", "not shared")
 @dataclass
 class MenuItem:
     text: str
-    action: str | None = None  # "open", "add_rented", "quit", "pause:NAME", "resume:NAME", "stop:NAME", "show:NAME", "budget:NAME"
+    action: str | None = None  # "open", "add_rented", "quit", "pause:NAME", "resume:NAME", "stop:NAME", "show:NAME", "budget:NAME", "delete:NAME"
     enabled: bool = True
     tooltip: str = ""
     children: list[MenuItem] = field(default_factory=list)
@@ -111,7 +111,8 @@ def rented_entry(row: RentedActionRow) -> MenuItem:
         return MenuItem(text, children=[
             MenuItem(f"{glossary.per_hour(row['price_per_hour'])} · {row['gpu'] or 'GPU unknown'}", enabled=False),
             MenuItem("Stop window", action=f"stop:{name}", enabled=row["stoppable"], tooltip=STOP_TIP),
-            MenuItem("Details…", action=f"show:{name}")])
+            MenuItem("Details…", action=f"show:{name}"),
+            MenuItem("Remove from Pairwise…", action=f"delete:{name}")])
     managed = glossary.managed(row)
     why = "" if managed else "Pairwise did not create this endpoint, so it cannot pause or resume it"
     refusal = glossary.resume_refusal(row)
@@ -124,6 +125,8 @@ def rented_entry(row: RentedActionRow) -> MenuItem:
     if refusal is not None:
         children.append(MenuItem("Raise budget…", action=f"budget:{name}", tooltip=refusal))
     children.append(MenuItem("Details…", action=f"show:{name}"))
+    # The same words and the same question as the node's own Delete button (it asks what is lost).
+    children.append(MenuItem("Delete…" if managed else "Remove from Pairwise…", action=f"delete:{name}"))
     return MenuItem(text, children=children)
 
 

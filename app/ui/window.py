@@ -119,6 +119,12 @@ class MainWindow(QMainWindow):
         self.show_node(name)
         self.detail.raise_budget()
 
+    def delete_node(self, name: str) -> None:
+        """From the tray menu: the node, and the same question its Delete button asks (what is lost)."""
+        self.show_node(name)
+        if self.detail.name == name:
+            self.detail.delete_button.click()
+
     def bring_forward(self) -> None:
         if self.isMinimized():
             self.showNormal()

@@ -102,7 +102,7 @@ async def test_a_window_offers_stop_where_an_endpoint_offers_pause_and_resume(si
     assert row["billing"]
     await until(lambda: app.tray.state == "billing", what="the tray to show the window billing")
     entry = next(item for item in open_menu(app) if isinstance(item, tuple) and item[0].startswith("batch — "))
-    assert entry[1][1:] == ["Stop window", "Details…"], "a Job cannot pause or resume"
+    assert entry[1][1:] == ["Stop window", "Details…", "Remove from Pairwise…"], "a Job cannot pause or resume"
     stop = find_action(app.tray.menu, "Stop window")
     assert stop.isEnabled() and "cannot be paused or resumed" in stop.toolTip()
 

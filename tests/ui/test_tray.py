@@ -49,7 +49,7 @@ async def test_billing_then_paused_from_the_menu(sim: SimulatedHF, make_app: Any
     assert menu[5] == "Rented · off-LAN (simulated)"
     title, children = menu[6]
     assert title.startswith("gpu — Ready")
-    assert children == ["$0.50/h · nvidia-t4 x1", "Pause", "Resume", "Details…"]
+    assert children == ["$0.50/h · nvidia-t4 x1", "Pause", "Resume", "Details…", "Delete…"]
     assert find_action(app.tray.menu, "Pause").isEnabled()
     assert not find_action(app.tray.menu, "Resume").isEnabled()
     assert menu[7:] == TAIL

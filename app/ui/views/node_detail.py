@@ -4,11 +4,12 @@ and Pause, Resume and Delete; a LAN node shows its machine, engines and models."
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api import glossary
-from app.services.api.keys import parse_peer_values, peer_text, replacing, split_items, today_text
+from app.services.api.keys import peer_text, today_text
 from app.services.api.rows import (
     LocalNodeRow,
     PeerNodeRow,
@@ -40,6 +41,8 @@ from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
 from app.ui.tray_model import STOP_TIP
 from app.ui.usage import usage_snippets
+from app.ui.views import budget_edit
+from app.ui.views.budget_edit import Change, Fields
 
 LAST_LINES_SHOWN = 12
 
@@ -106,8 +109,12 @@ class NodeDetail(QWidget):
         self.subtitle.setWordWrap(True)
         layout.addWidget(self.title)
         layout.addWidget(self.subtitle)
-        self.facts = QFormLayout()
-        self.facts.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long values go under their label
+        # One wrapping label per fact ("<b>Budget:</b> …"): a form layout's two columns cut wrapped values
+        # short inside a scroll area (the Budget, Cap and Last error rows at scale 2); a column of labels
+        # gives each the height it needs at the pane's width.
+        self.facts = QVBoxLayout()
+        self.facts.setSpacing(2)
+        self.fact_values: dict[str, str] = {}
         facts_box = QGroupBox("State")
         facts_box.setLayout(self.facts)
         layout.addWidget(facts_box)
@@ -133,9 +140,24 @@ class NodeDetail(QWidget):
         self.peer_rate.setPlaceholderText("*=30")
         form.addRow("Per-peer $/day", self.peer_usd)
         form.addRow("Per-peer requests/min", self.peer_rate)
+        self.preview = QLabel("")
+        self.preview.setObjectName("settingsPreview")
+        self.preview.setWordWrap(True)
+        self.preview.setVisible(False)
+        form.addRow(self.preview)
         self.apply_button = QPushButton("Apply")
         self.apply_button.clicked.connect(self.apply_settings)
         form.addRow(self.apply_button)
+        self._loaded: RentedActionRow | None = None  # the row the fields were last loaded from
+        self._loading = False
+        for box in (self.day_cap, self.month_cap, self.idle_min):
+            box.valueChanged.connect(self._update_preview)
+            box.installEventFilter(self)
+        for check in (self.wake, self.pause_on_exit):
+            check.toggled.connect(self._update_preview)
+        for line in (self.peer_usd, self.peer_rate):
+            line.textChanged.connect(self._update_preview)
+            line.returnPressed.connect(self.apply_settings)
         layout.addWidget(self.settings_box)
 
         buttons = QHBoxLayout()
@@ -178,7 +200,6 @@ class NodeDetail(QWidget):
         is cut off."""
         bar = self.scroller.verticalScrollBar().sizeHint().width()
         self.scroller.setMinimumWidth(self.content.minimumSizeHint().width() + bar + 4)
-        self.facts.invalidate()  # wrapped values take the height they need at the width they got
 
     # -- showing ---------------------------------------------------------------------------------------------
 
@@ -186,6 +207,7 @@ class NodeDetail(QWidget):
         if name != self.name:
             self.message.setText("")
             self.pending = None
+            self._loaded = None  # another node's fields: nothing of this one's edits carries over
         self.name = name
         self.refresh()
 
@@ -197,23 +219,26 @@ class NodeDetail(QWidget):
                              "once its spend is under the new cap.")
 
     def _fact(self, label: str, value: Any) -> None:
-        text = QLabel(str(value))
+        text = QLabel(f"<b>{html.escape(label)}:</b> {html.escape(str(value))}")
+        text.setTextFormat(Qt.TextFormat.RichText)
         text.setWordWrap(True)
-        self.facts.addRow(label, text)
+        text.setObjectName(f"fact:{label}")
+        self.fact_values[label] = str(value)
+        self.facts.addWidget(text)
 
     def fact_text(self, label: str) -> str | None:
-        for i in range(self.facts.rowCount()):
-            item = self.facts.itemAt(i, QFormLayout.ItemRole.LabelRole)
-            name = item.widget() if item is not None else None
-            if isinstance(name, QLabel) and name.text() == label:
-                field = self.facts.itemAt(i, QFormLayout.ItemRole.FieldRole)
-                value = field.widget() if field is not None else None
-                return value.text() if isinstance(value, QLabel) else None
-        return None
+        return self.fact_values.get(label)
+
+    def _clear_facts(self) -> None:
+        self.fact_values = {}
+        while (item := self.facts.takeAt(0)) is not None:
+            widget = item.widget()
+            if widget is not None:
+                widget.hide()  # gone from the pane now, not when the loop next deletes it
+                widget.deleteLater()
 
     def refresh(self) -> None:
-        while self.facts.rowCount():
-            self.facts.removeRow(0)
+        self._clear_facts()
         rows = {n.get("name"): n for n in self.facade.nodes()}
         row = rows.get(self.name) if self.name else None
         own = self.facade.rented_row(self.name) if self.name else None
@@ -262,7 +287,9 @@ class NodeDetail(QWidget):
             lines.setObjectName("lastLogLines")
             lines.setStyleSheet("font-family: monospace")
             lines.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.facts.addRow("Last log lines", lines)
+            self.facts.addWidget(QLabel("<b>Last log lines:</b>"))
+            self.facts.addWidget(lines)
+            self.fact_values["Last log lines"] = lines.text()
         for key, label in (("credential_error", "Token"), ("warning", "Warning"), ("last_error", "Last error")):
             if row.get(key):
                 self._fact(label, row[key])
@@ -287,16 +314,9 @@ class NodeDetail(QWidget):
             self._fact("Cap", row["cap_note"])
         idle = life["idle_pause_min"]
         self._fact("Idle pause", f"after {idle:g} min without requests" if idle else "off")
-        if not self.settings_box.hasFocus() and not any(
-                w.hasFocus() for w in (self.day_cap, self.month_cap, self.idle_min)):
-            self.day_cap.setValue(budget["usd_per_day"] or 0)
-            self.month_cap.setValue(budget["usd_per_month"] or 0)
-            self.idle_min.setValue(idle or 0)
-            self.wake.setChecked(life["wake_on_request"])
-            self.pause_on_exit.setChecked(life["pause_on_sponsor_exit"])
-        limits = row["requesters"]
-        self.peer_usd.setText(peer_text(limits["usd_per_day"]))
-        self.peer_rate.setText(peer_text(limits["requests_per_min"]))
+        if self._loaded is None or self._loaded["name"] != row["name"] or not self._edited():
+            self._load_fields(row)
+        self._update_preview()
         managed = glossary.managed(row)
         refusal = glossary.resume_refusal(row)
         self.stop_button.setEnabled(row["stoppable"])
@@ -387,35 +407,82 @@ class NodeDetail(QWidget):
         self.refresh()
         return True
 
-    def apply_settings(self) -> None:
-        if not self.name:
-            return
+    def fields(self) -> Fields:
+        return Fields(usd_per_day=self.day_cap.value(), usd_per_month=self.month_cap.value(),
+                      idle_pause_min=self.idle_min.value(), wake_on_request=self.wake.isChecked(),
+                      pause_on_sponsor_exit=self.pause_on_exit.isChecked(), peer_usd=self.peer_usd.text(),
+                      peer_rate=self.peer_rate.text())
+
+    def edits(self) -> list[Change]:
+        """What Apply would save now (against the row as it is now); raises ConfigError on a bad field."""
         own = self.own
-        usd_per_day = own["requesters"]["usd_per_day"] if own is not None else {}
-        requests_per_min = own["requesters"]["requests_per_min"] if own is not None else {}
+        return budget_edit.changes(own, self.fields()) if own is not None else []
+
+    def _edited(self) -> bool:
+        """Does a field hold something the user typed and has not applied (against the row it was loaded
+        from)? Then a refresh leaves it alone."""
+        if self._loaded is None:
+            return False
         try:
-            per_peer = {
-                "requesters.usd_per_day": replacing(usd_per_day, parse_peer_values(
-                    split_items(self.peer_usd.text()), float, "Per-peer $/day")),
-                "requesters.requests_per_min": replacing(requests_per_min, parse_peer_values(
-                    split_items(self.peer_rate.text()), int, "Per-peer requests/min")),
-            }
+            return bool(budget_edit.changes(self._loaded, self.fields()))
+        except PairwiseError:
+            return True  # a half-typed per-peer entry is an edit too
+
+    def _load_fields(self, row: RentedActionRow) -> None:
+        budget, life, limits = row["budget"], row["lifecycle"], row["requesters"]
+        self._loading = True
+        try:
+            self.day_cap.setValue(budget["usd_per_day"] or 0)
+            self.month_cap.setValue(budget["usd_per_month"] or 0)
+            self.idle_min.setValue(life["idle_pause_min"] or 0)
+            self.wake.setChecked(life["wake_on_request"])
+            self.pause_on_exit.setChecked(life["pause_on_sponsor_exit"])
+            self.peer_usd.setText(peer_text(limits["usd_per_day"]))
+            self.peer_rate.setText(peer_text(limits["requests_per_min"]))
+        finally:
+            self._loading = False
+        self._loaded = row
+
+    def _update_preview(self) -> None:
+        if self._loading:
+            return
+        try:
+            text = budget_edit.preview(self.edits())
+        except PairwiseError as exc:
+            text = exc.message
+        self.preview.setText(text)
+        self.preview.setVisible(bool(text))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """Enter in a budget field applies, as it does in the per-peer fields."""
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) \
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.apply_settings()
+            return True
+        return False
+
+    def apply_settings(self) -> None:
+        if not self.name or self.own is None:
+            return
+        try:
+            found = self.edits()
         except PairwiseError as exc:
             self._failed(exc.title, exc.message)
             return
-        changes: dict[str, Any] = {
-            "budget.usd_per_day": self.day_cap.value() or None,
-            "budget.usd_per_month": self.month_cap.value() or None,
-            **per_peer,
-        }
-        if own is not None and own["lifecycle"]["managed"]:
-            changes.update({"lifecycle.idle_pause_min": self.idle_min.value() or None,
-                            "lifecycle.wake_on_request": self.wake.isChecked(),
-                            "lifecycle.pause_on_sponsor_exit": self.pause_on_exit.isChecked()})
+        if not found:
+            self.message.setText(f"{self.name}: nothing to save; every setting is as shown.")
+            return
+        self.tasks.spawn(self._apply(self.name, found), name=f"set {self.name}", on_error=self._failed)
 
-        async def run(name: str) -> None:
-            await self.facade.rented_set(name, changes)
-            self.message.setText(f"{name}: settings saved.")
-            self.refresh()
-
-        self.tasks.spawn(run(self.name), name=f"set {self.name}", on_error=self._failed)
+    async def _apply(self, name: str, found: list[Change]) -> None:
+        question = budget_edit.removal_question(name, found)
+        if question is not None and not await confirm(
+                self, "Remove the cap?", question, action="Remove the cap", cancel="Keep the cap", destructive=True):
+            self.message.setText(f"{name}: nothing saved; the cap stays.")
+            return
+        await self.facade.rented_set(name, {c.key: c.value for c in found})
+        self._loaded = None  # what was saved is what the row now says: load it
+        self.refresh()
+        text = budget_edit.saved(name, found)
+        refusal = glossary.resume_refusal(self.own) if self.own is not None else None
+        self.message.setText(f"{text} {refusal}" if refusal else text)  # a save never hides why Resume waits

@@ -21,6 +21,7 @@ from app.services.api.snapshots import PinRow
 from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
+from app.ui.sizing import grow_to_fit, screen_width
 
 
 class InviteDialog(QDialog):
@@ -30,6 +31,7 @@ class InviteDialog(QDialog):
         super().__init__(parent)
         self.facade, self.tasks = facade, tasks
         self.setWindowTitle("Invite a machine")
+        self.setMinimumWidth(min(self.fontMetrics().averageCharWidth() * 60, screen_width(self)))
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("On the other machine, open Pairwise → Settings → Join a cluster, and type:"))
         self.pin = QLabel("······")
@@ -71,6 +73,7 @@ class InviteDialog(QDialog):
     def _failed(self, title: str, message: str) -> None:
         self._tick.stop()
         self.status.setText(f"{title}: {message}")
+        grow_to_fit(self)  # a taken port's whole explanation, not only when maximised
 
     def _cancel(self) -> None:
         self._tick.stop()
@@ -84,6 +87,7 @@ class JoinDialog(QDialog):
         super().__init__(parent)
         self.facade, self.tasks = facade, tasks
         self.setWindowTitle("Join a cluster")
+        self.setMinimumWidth(min(self.fontMetrics().averageCharWidth() * 60, screen_width(self)))
         form = QFormLayout(self)
         self.address = QLineEdit()
         self.address.setPlaceholderText("192.168.1.20:14331")
@@ -117,6 +121,7 @@ class JoinDialog(QDialog):
             except PairwiseError as exc:
                 title, message = error_text(exc)
                 self.status.setText(f"{title}: {message}")
+                grow_to_fit(self)
                 self.buttons.setEnabled(True)
                 return
             self.status.setText(f"Paired with {self.result_peer['name']}.")

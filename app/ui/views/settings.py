@@ -121,8 +121,15 @@ class SettingsView(QScrollArea):
         h.addRow(self.hf_status)
         h.addRow(buttons)
         layout.addWidget(hf)
-        self.login_item = LoginItemBox(autostart_for(Path(facade.home)))
-        layout.addWidget(self.login_item)
+        # The demo is a sandbox: it never writes (or removes) the real login item.
+        self.login_item = None if facade.is_demo() else LoginItemBox(autostart_for(Path(facade.home)))
+        if self.login_item is not None:
+            layout.addWidget(self.login_item)
+        else:
+            demo_note = QLabel("The demo adds no login item: start it with 'pairwise demo' when you want it.")
+            demo_note.setObjectName("demoNoLoginItem")
+            demo_note.setWordWrap(True)
+            layout.addWidget(demo_note)
         layout.addStretch(1)
 
     def refresh(self) -> None:

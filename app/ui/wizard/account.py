@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QVBoxLayout, QWiz
 from app.services.errors import RefusedError
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
 
 MANAGE = "inference.endpoints.write"
@@ -25,7 +26,7 @@ class IntroPage(QWizardPage):
         self.setTitle("Add a rented GPU")
         self.setSubTitle("A rented GPU joins your cluster as a node. Prompts it serves leave your LAN, "
                          "and it costs money by the hour while it runs.")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.rent = QRadioButton("Rent a GPU on Hugging Face (creates an Inference Endpoint for you)")
         self.attach = QRadioButton("Attach an endpoint I already have (URL, token, provider)")
         self.rent.setChecked(True)
@@ -53,7 +54,7 @@ class SignInPage(AsyncPage):
         self.facade = facade
         self.setTitle("Sign in to Hugging Face")
         self.setSubTitle("Pairwise rents the GPU with your account; Hugging Face bills that account.")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.current = QLabel("")
         self.current.setWordWrap(True)
         help_text = QLabel(TOKEN_HELP)

@@ -21,6 +21,7 @@ from app.services.api.rows import RentedActionRow
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
 from app.ui.wizard.configure import POLICIES
 
@@ -57,7 +58,7 @@ class AttachPage(AsyncPage):
         self.setTitle("Attach an endpoint")
         self.setSubTitle("HTTPS only (http:// only to this machine). The token is checked against the endpoint "
                          "and kept in your system's keyring.")
-        form = QFormLayout(self)
+        form = scrolling(self, QFormLayout)
         self.name = QLineEdit()
         self.name.setObjectName("attachName")
         self.provider = QComboBox()
@@ -124,7 +125,7 @@ class AttachDonePage(QWizardPage):
     def __init__(self) -> None:
         super().__init__()
         self.setTitle("Attached")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.summary = QLabel("")
         self.summary.setObjectName("attachSummary")
         self.summary.setWordWrap(True)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.services.api import glossary
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.sizing import scrolling
 from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
 from app.ui.wizard.window import WINDOW, KindChoice, flavor_row, window_preview
 
@@ -39,7 +40,7 @@ class ModelPage(QWizardPage):
         self.setTitle("Choose a model")
         self.setSubTitle("From Hugging Face's catalog of models tested on Inference Endpoints, "
                          "or type any repository id.")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.search = QLineEdit()
         self.search.setObjectName("modelSearch")
         self.search.setPlaceholderText("Search the catalog…")
@@ -140,7 +141,7 @@ class GpuPage(QWizardPage):
         self.setTitle("Choose a GPU")
         self.setSubTitle("Hugging Face's GPUs for your account. Billing is per minute while the endpoint "
                          "initializes and runs.")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.namespace = QComboBox()
         self.namespace.setObjectName("namespace")
         self.namespace_label = QLabel("Billed to")

@@ -23,6 +23,7 @@ from app.services.api import glossary
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
 from app.ui.wizard.cost import cost_preview
 from app.ui.wizard.window import window_preview
@@ -59,7 +60,7 @@ class SettingsPage(AsyncPage):
         self.facade = facade
         self.setTitle("Settings for the rented GPU")
         self.setSubTitle("How your cluster may use it, and what it may cost.")
-        self.form = form = QFormLayout(self)
+        self.form = form = scrolling(self, QFormLayout)
         self.name = QLineEdit()
         self.name.setObjectName("nodeName")
         self.share = QCheckBox("Share with the cluster (other machines may send prompts to it)")
@@ -202,7 +203,7 @@ class ConfirmPage(QWizardPage):
         self.setTitle("Billing starts now")
         self.setCommitPage(True)
         self.setButtonText(QWizard.WizardButton.CommitButton, "Create — billing starts now")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.summary = QLabel("")
         self.summary.setObjectName("confirmSummary")
         self.summary.setWordWrap(True)

@@ -15,6 +15,7 @@ from app.services.errors import PairwiseError
 from app.ui import fmt
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
+from app.ui.sizing import scrolling
 
 POLL_MS = 250
 STEPS = [
@@ -39,7 +40,7 @@ class ProgressPage(QWizardPage):
         super().__init__()
         self.facade, self.tasks = facade, tasks
         self.setTitle("Starting your rented GPU")
-        layout = QVBoxLayout(self)
+        layout = scrolling(self, QVBoxLayout)
         self.labels: list[QLabel] = []
         for _key, text in STEPS:
             label = QLabel(f"○ {text}")

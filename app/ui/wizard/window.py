@@ -9,6 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QDoubleSpinBox, QFormLayout, QLabel, QRadioButton, QWidget
 
 from app.ui import fmt
+from app.ui.palette import muted
 
 ENDPOINT, WINDOW = "endpoint", "window"
 KINDS = [
@@ -56,7 +57,7 @@ class KindChoice(QWidget):
             self.buttons[kind] = button
             note = QLabel(line)
             note.setWordWrap(True)
-            note.setStyleSheet("color: palette(mid)")
+            note.setStyleSheet(f"color: {muted(note.palette()).name()}")
             form.addRow(button)
             form.addRow(note)
         self.buttons[ENDPOINT].setChecked(True)

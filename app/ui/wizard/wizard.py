@@ -54,8 +54,22 @@ class RentWizard(QWizard):
                               (Page.ATTACH_DONE, self.attach_done)):
             self.setPage(page_id, page)
         self.setStartId(Page.SIGN_IN if sign_in_only else Page.INTRO)
+        if facade.is_demo():
+            self.mark_simulated()
         self._asking = False
         self.cancel_choice: str | None = None  # what Cancel after billing started chose (tests read it)
+
+    def mark_simulated(self) -> None:
+        """The demo's wizard says on every page that speaks of Hugging Face or billing that both are
+        simulated: no account is used and no money is spent."""
+        self.setWindowTitle(f"{self.windowTitle()} (simulated)")
+        self.intro.rent.setText("Rent a GPU on the simulated Hugging Face (nothing is billed)")
+        self.sign_in.setTitle("Sign in to the simulated Hugging Face")
+        self.sign_in.setSubTitle("The demo is signed in with the simulator's token: no account is used and "
+                                 "nothing is billed.")
+        self.confirm.setTitle("Billing starts now (simulated: no money)")
+        self.confirm.agree.setText("I understand that the simulated Hugging Face counts this as billed "
+                                   "(no money is spent)")
 
     def done(self, result: int) -> None:
         self.progress.cleanupPage()  # stop polling; the endpoint itself keeps starting
@@ -86,7 +100,13 @@ class RentWizard(QWizard):
         pause = None if window else box.addButton("Pause it", QMessageBox.ButtonRole.ActionRole)
         delete = box.addButton("Stop it" if window else "Delete it", QMessageBox.ButtonRole.DestructiveRole)
         back = box.addButton("Don't close", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(keep)
+        # The safe choice is what Enter means: pause (billing stops, nothing is lost); a window cannot be
+        # paused and stopping loses it, so there Enter keeps the wizard open. Escape never closes it.
+        for button in (keep, pause, delete, back):
+            if button is not None:
+                button.setAutoDefault(False)
+        box.setDefaultButton(pause or back)
+        box.setEscapeButton(back)
         try:
             await ask(box)
             clicked = box.clickedButton()
