@@ -141,7 +141,7 @@ def forget_last_run(home: Home) -> list[str]:
 
     names: list[str] = []
     try:
-        data = json.loads(home.rented_file.read_text())
+        data = json.loads(home.rented_file.read_text(encoding="utf-8"))
         items = data.get("rented_nodes", []) if isinstance(data, dict) else []
         names = [str(item.get("name")) for item in items if isinstance(item, dict)]
     except (OSError, ValueError, AttributeError):

@@ -206,7 +206,7 @@ class SpendBook:
         if not legacy.exists():
             return
         try:
-            data = json.loads(legacy.read_text())
+            data = json.loads(legacy.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise AccountUnusable(f"could not be made from {legacy}, which is unreadable ({exc})") from exc
         accounts = data.get("accounts") if isinstance(data, dict) else None
@@ -229,7 +229,7 @@ class SpendBook:
         if self.marker is None or not self.marker.exists():
             return None
         try:
-            data = json.loads(self.marker.read_text())
+            data = json.loads(self.marker.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("path") != str(self.path):
