@@ -53,7 +53,7 @@ def attention_reasons(rented: list[RentedActionRow]) -> list[str]:
                 and not any(q in str(row["reason"]) for q in QUIET_REASONS):
             reasons.append(f"{name}: {glossary.rented_state(row)}")
         if row["warning"]:
-            reasons.append(f"{name}: {row['warning']}")
+            reasons.append(f"{name}: {glossary.plain(row['warning'])}")
     return reasons
 
 

@@ -136,3 +136,17 @@ async def test_notifications_go_to_the_tray_icon(make_app: Any, monkeypatch: Any
     title, message, icon, msecs = shown[0]
     assert (title, message) == ("gpu failed", "CUDA out of memory")
     assert icon == QSystemTrayIcon.MessageIcon.Critical and msecs > 0
+
+
+def test_service_words_reach_a_person_in_plain_words() -> None:
+    from app.services.api import glossary
+    from app.ui.tray_model import attention_reasons
+
+    assert glossary.plain("drifted: endpoint a/b was deleted outside Pairwise") == \
+        "changed outside Pairwise: endpoint a/b was deleted outside Pairwise"
+    assert glossary.plain("laptop · curl/8.5 (unauthenticated)") == "laptop · curl/8.5 (no key)"
+    assert glossary.plain("routing policy is 'when-no-local-node'") == \
+        "routing policy is 'only when no machine on your LAN has the model'"
+    row: Any = {"name": "gpu", "hf_unreachable": None, "state": "eligible", "credential_error": None,
+                "reason": None, "warning": "drifted: model changed on Hugging Face"}
+    assert attention_reasons([row]) == ["gpu: changed outside Pairwise: model changed on Hugging Face"]

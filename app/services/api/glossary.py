@@ -194,3 +194,21 @@ def billing_summary(rented: Sequence[Mapping[str, Any]]) -> str | None:
     rate = sum(float(r.get("price_per_hour") or 0) for r in billed)
     today = sum(float((r.get("cost") or {}).get("day_usd") or 0) for r in rented)
     return f"{plural(len(billed), 'GPU')} billing · {per_hour(rate)} · {money(today)} today"
+
+
+# -- words a person reads instead of the code's --------------------------------------------------------------
+
+PLAIN_WORDS = (
+    ("drifted: ", "changed outside Pairwise: "),
+    ("(unauthenticated)", "(no key)"),
+    ("'when-no-local-node'", "'only when no machine on your LAN has the model'"),
+    ("pause on sponsor exit", "pause when Pairwise quits"),
+    ("the sponsor is stopping", "Pairwise is quitting"),
+)
+
+
+def plain(text: str) -> str:
+    """A service's message in the words the tray uses (no "drifted", "sponsor", "unauthenticated")."""
+    for code, words in PLAIN_WORDS:
+        text = text.replace(code, words)
+    return text

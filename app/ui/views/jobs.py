@@ -35,7 +35,7 @@ def job_cells(job: dict[str, Any]) -> list[str]:
     if job.get("error"):
         state += f": {job['error']}"
     return [fmt.when(job.get("created_at")), str(job.get("model")), state, str(job.get("serving_node") or "–"),
-            off_lan, str(job.get("origin_node") or "–"), str(job.get("requester_text") or "–"),
+            off_lan, str(job.get("origin_node") or "–"), glossary.plain(str(job.get("requester_text") or "–")),
             fmt.duration(fmt.job_duration(job)), fmt.tokens(job),
             glossary.money(job.get("cost_usd")) if job.get("cost_usd") is not None else "–"]
 

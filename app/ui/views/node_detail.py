@@ -219,11 +219,12 @@ class NodeDetail(QWidget):
                              "once its spend is under the new cap.")
 
     def _fact(self, label: str, value: Any) -> None:
-        text = QLabel(f"<b>{html.escape(label)}:</b> {html.escape(str(value))}")
+        value = glossary.plain(str(value))  # a service's words ("drifted", "sponsor") in the tray's
+        text = QLabel(f"<b>{html.escape(label)}:</b> {html.escape(value)}")
         text.setTextFormat(Qt.TextFormat.RichText)
         text.setWordWrap(True)
         text.setObjectName(f"fact:{label}")
-        self.fact_values[label] = str(value)
+        self.fact_values[label] = value
         self.facts.addWidget(text)
 
     def fact_text(self, label: str) -> str | None:
