@@ -8,8 +8,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
@@ -21,6 +19,7 @@ from app.services.api import glossary
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 from app.ui.palette import off_lan_colour
+from app.ui.tables import read_only_table
 
 COLUMNS = ["Started", "Model", "State", "Served by", "Off-LAN", "Origin", "Requester", "Duration", "Tokens", "Cost"]
 HISTORY_LIMIT = 100
@@ -41,17 +40,7 @@ def job_cells(job: dict[str, Any]) -> list[str]:
 
 
 def _table(name: str) -> QTableWidget:
-    table = QTableWidget(0, len(COLUMNS))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(COLUMNS)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.verticalHeader().setVisible(False)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(STATE_COLUMN, QHeaderView.ResizeMode.Stretch)  # errors are the long text
-    header.setStretchLastSection(False)
-    return table
+    return read_only_table(name, COLUMNS, STATE_COLUMN)  # errors are the long text
 
 
 class JobsView(QWidget):
