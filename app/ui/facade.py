@@ -17,6 +17,7 @@ from typing import Any
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
+from app.services.batch.shapes import BatchObject
 from app.services.events import Event, PausingOnExit
 
 
@@ -72,6 +73,15 @@ class NodeFacade:
 
     def peers(self) -> list[dict[str, Any]]:
         return self.api.cluster.peers()
+
+    # -- batches ---------------------------------------------------------------------------------------------
+
+    def batches(self, limit: int = 50) -> list[BatchObject]:
+        return self.api.batches.list(limit)
+
+    async def batch_cancel(self, batch_id: str) -> BatchObject:
+        """Cancel a batch: it goes ``cancelling`` then ``cancelled``; the lines already done are kept."""
+        return self.api.batches.cancel(batch_id)
 
     # -- Hugging Face account and look-ups -------------------------------------------------------------------
 

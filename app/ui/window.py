@@ -1,4 +1,4 @@
-"""The main window: Nodes (list and detail), Jobs, Settings. Closing it hides it; the app
+"""The main window: Nodes (list and detail), Jobs, Settings, Batches. Closing it hides it; the app
 stays in the tray until Quit."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
 from app.ui.sizing import fit_to_screen
+from app.ui.views.batches import BatchesView
 from app.ui.views.jobs import JobsView
 from app.ui.views.node_detail import NodeDetail
 from app.ui.views.nodes import NodeList
@@ -69,11 +70,13 @@ class MainWindow(QMainWindow):
         self.node_list.node_selected.connect(self.detail.show_node)
         self.detail.changed.connect(self.refresh_soon)
         self.jobs = JobsView(facade)
+        self.batches = BatchesView(facade, tasks)
         self.settings = SettingsView(facade, tasks)
         self.settings.sign_in_requested.connect(self.sign_in_requested.emit)
         self.tabs.addTab(split, "Nodes")
         self.tabs.addTab(self.jobs, "Jobs")
         self.tabs.addTab(self.settings, "Settings")
+        self.tabs.addTab(self.batches, "Batches")  # after Settings: existing tab indexes stay as they were
         self.tabs.currentChanged.connect(lambda _i: self.refresh())
 
         self._pending = QTimer(self)
@@ -101,6 +104,8 @@ class MainWindow(QMainWindow):
             self.jobs.refresh()
         elif tab == 2:
             self.settings.refresh()
+        elif self.tabs.widget(tab) is self.batches:
+            self.batches.refresh()
 
     def _tick(self) -> None:
         # Costs and durations move without events; Settings does not (and reads the keyring).

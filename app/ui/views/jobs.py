@@ -1,5 +1,6 @@
 """Jobs: what is running now and what ran, newest first. Off-LAN work is flagged with the
-rented node that served it; each row has its serving node, origin, duration, tokens and cost."""
+rented node that served it; each row has its serving node, origin, duration, tokens, cost and why
+it went where it went (the route reason, in plain words)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
@@ -21,10 +20,15 @@ from app.services.api import glossary
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 from app.ui.palette import off_lan_colour
+from app.ui.route_words import plain_route
+from app.ui.tables import read_only_table
 
-COLUMNS = ["Started", "Model", "State", "Served by", "Off-LAN", "Origin", "Requester", "Duration", "Tokens", "Cost"]
+COLUMNS = ["Started", "Model", "State", "Served by", "Off-LAN", "Origin", "Requester", "Duration", "Tokens", "Cost",
+           "Why here"]
 HISTORY_LIMIT = 100
 STATE_COLUMN = COLUMNS.index("State")
+WHY_COLUMN = COLUMNS.index("Why here")
+WHY_WIDTH = 90
 EMPTY_HINT = ("No requests yet. Point any app at http://{listen} (OpenAI clients: http://{listen}/v1) and its "
               "requests show here, with the machine that served them.")
 
@@ -37,21 +41,17 @@ def job_cells(job: dict[str, Any]) -> list[str]:
     return [fmt.when(job.get("created_at")), str(job.get("model")), state, str(job.get("serving_node") or "–"),
             off_lan, str(job.get("origin_node") or "–"), glossary.plain(str(job.get("requester_text") or "–")),
             fmt.duration(fmt.job_duration(job)), fmt.tokens(job),
-            glossary.money(job.get("cost_usd")) if job.get("cost_usd") is not None else "–"]
+            glossary.money(job.get("cost_usd")) if job.get("cost_usd") is not None else "–",
+            _short(plain_route(job.get("route"))) or "–"]
+
+
+def _short(text: str) -> str:
+    """The cell keeps the table readable; the whole reason is in the cell's tooltip."""
+    return text if len(text) <= WHY_WIDTH else text[: WHY_WIDTH - 1] + "…"
 
 
 def _table(name: str) -> QTableWidget:
-    table = QTableWidget(0, len(COLUMNS))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(COLUMNS)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.verticalHeader().setVisible(False)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(STATE_COLUMN, QHeaderView.ResizeMode.Stretch)  # errors are the long text
-    header.setStretchLastSection(False)
-    return table
+    return read_only_table(name, COLUMNS, STATE_COLUMN)  # errors are the long text
 
 
 class JobsView(QWidget):
@@ -98,6 +98,9 @@ class JobsView(QWidget):
                 if job.get("off_lan"):
                     item.setForeground(QBrush(off_lan_colour(table.palette())))
                     item.setToolTip(f"This prompt left your LAN: served by {job.get('rented_node')}")
+                elif c == WHY_COLUMN and job.get("route"):
+                    # In plain words, then as recorded (what `pairwise jobs` and X-Pairwise-Route say).
+                    item.setToolTip(f"{plain_route(job['route'])}\n\n{job['route']}")
                 table.setItem(r, c, item)
 
     def cells(self, table: QTableWidget) -> list[list[str]]:
