@@ -27,6 +27,7 @@ from app.ui.facade import NodeFacade
 from app.ui.views.keys import KeysBox
 from app.ui.views.login_item import LoginItemBox, autostart_for
 from app.ui.views.pairing import InviteDialog, JoinDialog
+from app.ui.views.peer_rented import PeerRentedBox
 from app.ui.welcome import DiscoverDialog
 
 
@@ -102,6 +103,8 @@ class SettingsView(QScrollArea):
         o.addWidget(self.allow)
         o.addWidget(self.deny)
         layout.addWidget(off_lan)
+        self.peer_rented_box = PeerRentedBox(facade, tasks)
+        layout.addWidget(self.peer_rented_box)
         self.keys_box = KeysBox(facade, tasks)
         layout.addWidget(self.keys_box)
 
@@ -149,6 +152,7 @@ class SettingsView(QScrollArea):
         self.allow.blockSignals(True)
         (self.allow if self.facade.off_lan_policy() == "allow" else self.deny).setChecked(True)
         self.allow.blockSignals(False)
+        self.peer_rented_box.refresh()
         self.keys_box.refresh()
         self.tasks.spawn(self._hf_refresh(), name="hf status", on_error=lambda t, m: self.hf_status.setText(f"{t}: {m}"))
 
