@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
+from app.services.api.models import ModelRow, SuggestionRow
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
 from app.services.batch.shapes import BatchObject
@@ -222,6 +223,31 @@ class NodeFacade:
 
     async def unpair(self, node_id: str) -> dict[str, Any]:
         return await self.api.cluster.unpair(node_id)
+
+    def peer_rented(self) -> list[dict[str, Any]]:
+        """Each peer's shared rented node and the policy this node routes to it under."""
+        return self.api.cluster.peer_rented()
+
+    async def set_peer_rented(self, node_id: str, policy: str) -> list[dict[str, Any]]:
+        """``pairwise settings peer-rented NODE --use POLICY`` (``default`` forgets the rule)."""
+        return await self.api.cluster.set_peer_rented(node_id, policy)
+
+    # -- models and their names ------------------------------------------------------------------------------
+
+    def models(self) -> list[ModelRow]:
+        return self.api.models.models()
+
+    def model_groups(self) -> list[list[str]]:
+        return self.api.models.names.groups()
+
+    async def models_same(self, names: list[str]) -> list[str]:
+        return self.api.models.same(names)
+
+    async def models_unlink(self, names: list[str]) -> list[list[str]]:
+        return self.api.models.unlink(names)
+
+    async def models_suggest(self) -> list[SuggestionRow]:
+        return await self.api.models.suggest()
 
     def waive_pause_on_exit(self, names: list[str]) -> None:
         self.api.rented.waive_pause_on_exit(names)

@@ -1,5 +1,5 @@
 """``NodeApi``: the node's own snapshots and actions (status, nodes, jobs, engines, settings, events,
-stop), and the feature APIs under it (``rented``, ``hf``, ``cluster``, ``keys``, ``first_run``)."""
+stop), and the feature APIs under it (``rented``, ``hf``, ``cluster``, ``keys``, ``first_run``, ``models``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from app.services.api.cluster import ClusterApi
 from app.services.api.first_run import FirstRunApi
 from app.services.api.hf import HfApi
 from app.services.api.keys import KeysApi
+from app.services.api.models import ModelsApi
 from app.services.api.rented import RentedApi
 from app.services.api.rows import NodeRow, RentedActionRow
 from app.services.api.snapshots import NodeStatus, RemovedEngine, SettingsRow
@@ -31,6 +32,7 @@ class NodeApi:
         self.keys = KeysApi(node)
         self.first_run = FirstRunApi(node)
         self.batches = BatchApi(node)
+        self.models = ModelsApi(node)
 
     # -- snapshots -------------------------------------------------------------------------------------------
 

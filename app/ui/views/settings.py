@@ -1,4 +1,5 @@
-"""Settings: pairing and peers, engines, the off-LAN policy, keys and LAN access, the Hugging Face account."""
+"""Settings: pairing and peers, engines, models and their names, the off-LAN policy, peers' rented
+GPUs, keys and LAN access, the Hugging Face account."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
 from app.ui.views.keys import KeysBox
 from app.ui.views.login_item import LoginItemBox, autostart_for
+from app.ui.views.models_box import ModelsBox
 from app.ui.views.pairing import InviteDialog, JoinDialog
+from app.ui.views.peer_rented import PeerRentedBox
 from app.ui.welcome import DiscoverDialog
 
 
@@ -90,6 +93,8 @@ class SettingsView(QScrollArea):
         self.engine_note.setWordWrap(True)
         e.addWidget(self.engine_note)
         layout.addWidget(engines)
+        self.models_box = ModelsBox(facade, tasks)
+        layout.addWidget(self.models_box)
 
         off_lan = QGroupBox("Off-LAN routing for this machine's apps")
         o = QVBoxLayout(off_lan)
@@ -102,6 +107,8 @@ class SettingsView(QScrollArea):
         o.addWidget(self.allow)
         o.addWidget(self.deny)
         layout.addWidget(off_lan)
+        self.peer_rented_box = PeerRentedBox(facade, tasks)
+        layout.addWidget(self.peer_rented_box)
         self.keys_box = KeysBox(facade, tasks)
         layout.addWidget(self.keys_box)
 
@@ -149,6 +156,8 @@ class SettingsView(QScrollArea):
         self.allow.blockSignals(True)
         (self.allow if self.facade.off_lan_policy() == "allow" else self.deny).setChecked(True)
         self.allow.blockSignals(False)
+        self.models_box.refresh()
+        self.peer_rented_box.refresh()
         self.keys_box.refresh()
         self.tasks.spawn(self._hf_refresh(), name="hf status", on_error=lambda t, m: self.hf_status.setText(f"{t}: {m}"))
 
