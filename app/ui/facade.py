@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
+from app.services.api.batch import BatchObject
 from app.services.api.models import ModelRow, SuggestionRow
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
-from app.services.batch.shapes import BatchObject
 from app.services.events import Event, PausingOnExit
 
 

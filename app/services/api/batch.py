@@ -16,6 +16,8 @@ from app.services.errors import ConfigError, FeatureMissing
 from app.services.jobs.requester import local_app
 from app.services.node import Node
 
+__all__ = ["BatchApi", "BatchObject"]  # BatchObject: the row the tray's Batches view reads
+
 MAX_INLINE_BYTES = 200 * 1024 * 1024
 
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api import glossary
-from app.services.batch.shapes import BatchObject
+from app.services.api.batch import BatchObject
 from app.services.errors import FeatureMissing
 from app.ui import fmt
 from app.ui.aio import Tasks
