@@ -36,6 +36,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── UpstreamTimeout           no first byte within the upstream's first-byte timeout
     │   ├── UpstreamCut               the upstream's connection broke mid-stream (after its first byte)
     │   ├── RequesterLimitError       a requester over its spend cap or rate on a rented node (429)
+    │   ├── UpstreamRefused           a peer refused it by its policy (a budget cap reached...) (403)
     │   └── LineTooLong               translate/lines.py: an upstream line over the cap
     ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
     │   └── HfUnavailable               HfPermissionError and HfNotFound are HfErrors too)
@@ -136,6 +137,18 @@ class RequesterLimitError(UpstreamError):
     def __init__(self, message: str, *, retry_after_s: int | None = None) -> None:
         super().__init__(message, status=429)
         self.retry_after_s = retry_after_s
+
+
+class UpstreamRefused(UpstreamError):
+    """A peer refused the request by its own policy (its rented node's budget cap reached, sharing
+    off): an ``UpstreamError`` so another candidate may still serve; when none does, the caller
+    gets the peer's 403 and words, as a caller on that peer would."""
+
+    title = "Refused by policy"
+    status = 403
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=403)
 
 
 class ControlError(PairwiseError):

@@ -19,7 +19,13 @@ from typing import Any, Protocol
 from app.environment import environment
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import error_text
-from app.services.errors import PairwiseError, RequesterLimitError, UpstreamCut, UpstreamError
+from app.services.errors import (
+    PairwiseError,
+    RequesterLimitError,
+    UpstreamCut,
+    UpstreamError,
+    UpstreamRefused,
+)
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
@@ -215,7 +221,7 @@ class InferenceService:
                 return json_result(400, error_body(api, message, status=400, param="messages" if messages else None),
                                    headers)
             if plan.refused:
-                message = f"model '{requested}' cannot be served here: {plan.refusal_text()}"
+                message = plan.refused_answer(requested)
                 self._record_unserved(api, requested, caller, "refused", message)
                 return json_result(403, error_body(api, message, status=403, kind="refused"), headers)
             available = ", ".join(self.available_models(caller)) or "none"
@@ -252,6 +258,7 @@ class InferenceService:
         stream = wants_stream(api, operation, body)
         failures: list[str] = []
         limited: list[RequesterLimitError] = []
+        refused: list[UpstreamRefused] = []
         started_ns = time.monotonic_ns()
         for upstream, target, upstream_body in bodies:
             if target == "ollama" and plan.size is not None:
@@ -274,6 +281,8 @@ class InferenceService:
                     failures.append(exc.message)
                     if isinstance(exc, RequesterLimitError):
                         limited.append(exc)
+                    elif isinstance(exc, UpstreamRefused):
+                        refused.append(exc)
                     log.info("failover for job %s: %s", job.id, exc.message)
                     continue
                 except asyncio.CancelledError:
@@ -288,6 +297,9 @@ class InferenceService:
         if limited:  # the caller's own limit is what stands in the way: say so (429), with the rest
             return self._refuse_limited(api, job, limited, [f for f in failures if f not in
                                                             {exc.message for exc in limited}], headers)
+        if refused:  # a peer's rules refused it (its rented node's cap reached): its 403, as said there
+            return self._refuse_by_policy(api, job, refused, [f for f in failures if f not in
+                                                              {exc.message for exc in refused}], headers)
         message = f"every node that serves '{requested}' failed: " + "; ".join(failures)
         self.tracker.finish(job, "failed", error=message)
         return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
@@ -333,6 +345,17 @@ class InferenceService:
         else:  # a daily cap: retrying before 00:00 UTC is pointless (OpenAI clients honour this header)
             headers["X-Should-Retry"] = "false"
         return json_result(429, error_body(api, message, status=429, kind="rate_limit"), headers)
+
+    def _refuse_by_policy(self, api: Api, job: Workload, refused: list[UpstreamRefused], others: list[str],
+                          headers: dict[str, str]) -> InferenceResult:
+        """No candidate served, and a peer refused it by its rules: 403 in the peer's words (which name
+        the node and the rule), as a caller on that peer gets, and what became of the other candidates."""
+        message = "; ".join(dict.fromkeys(exc.message for exc in refused))
+        if others:
+            message += "; the other nodes that serve it failed: " + "; ".join(others)
+        self.tracker.finish(job, "refused", error=message)
+        return json_result(403, error_body(api, message, status=403, kind="refused"),
+                           {**headers, "X-Pairwise-Job": job.id})
 
     async def _respond(self, api: Api, operation: Operation, body: dict[str, Any], requested: str, job: Workload,
                        upstream: Upstream, slot: InFlight, opened: Opened, target: Api, stream: bool,

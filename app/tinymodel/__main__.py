@@ -32,6 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--window-in-props", action="store_true", help="publish the window in /props only")
     parser.add_argument("--too-long-style", choices=("llamacpp", "vllm", "tgi", "ollama"), default="llamacpp")
     parser.add_argument("--loaded", action="append", metavar="NAME", help="the models /api/ps lists (default: all)")
+    parser.add_argument("--owned-by", default="tinymodel", help="/v1/models' owned_by (vllm: as vLLM says)")
     parser.add_argument("--props", action="store_true", help="answer llama.cpp's /props (tools and vision)")
     return parser.parse_args(argv)
 
@@ -43,6 +44,7 @@ async def serve(args: argparse.Namespace) -> None:
         reply_tokens=args.reply_tokens, context_window=args.context_window, publish_window=not args.hide_window,
         too_long_style=args.too_long_style, window_in_props=args.window_in_props,
         loaded_window=args.loaded_window, llama_props=args.props, loaded=args.loaded,
+        owned_by=args.owned_by,
     )
     stop, _ = stop_event(asyncio.get_running_loop())
     tiny = await start_tiny(opts, host=args.host, port=args.port)

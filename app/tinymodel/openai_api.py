@@ -74,7 +74,8 @@ async def props(request: web.Request) -> web.StreamResponse:
 async def list_models(request: web.Request) -> web.StreamResponse:
     opts = state_of(request).opts
     window = {"max_model_len": published(opts)} if published(opts) else {}
-    data = [{"id": m, "object": "model", "created": _CREATED, "owned_by": "tinymodel", **window} for m in opts.models]
+    data = [{"id": m, "object": "model", "created": _CREATED, "owned_by": opts.owned_by, **window}
+            for m in opts.models]
     return await json_reply(request, {"object": "list", "data": data})
 
 
@@ -82,7 +83,8 @@ async def get_model(request: web.Request) -> web.StreamResponse:
     name = request.match_info["model"]
     if resolve_model(name, state_of(request).opts.models) is None:
         return _model_not_found(name)
-    return await json_reply(request, {"id": name, "object": "model", "created": _CREATED, "owned_by": "tinymodel"})
+    return await json_reply(request, {"id": name, "object": "model", "created": _CREATED,
+                                      "owned_by": state_of(request).opts.owned_by})
 
 
 async def _inference_body(request: web.Request) -> dict[str, Any] | web.Response:

@@ -46,6 +46,7 @@ class TinyModelOptions:
     loaded_window: int | None = None  # Ollama API: the context /api/ps reports and a request without num_ctx gets
     window_in_props: bool = False  # as llama.cpp's server: the window in GET /props, not in /v1/models
     too_long_style: str = "llamacpp"  # llamacpp | vllm | tgi | ollama
+    owned_by: str = "tinymodel"  # what /v1/models says of each model ("vllm" as vLLM's server does)
 
     def update(self, changes: dict[str, Any]) -> None:
         """Apply a JSON subset of options, validating names and the enum-like values."""

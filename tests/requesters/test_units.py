@@ -16,7 +16,7 @@ from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester, local_app, relayed_requester, with_key
 from app.services.jobs.store import JobStore
 from app.services.keys.auth import FailedAttempts
-from app.services.keys.limit_text import limit_from_peer
+from app.services.keys.limit_text import limit_from_peer, refusal_from_peer
 from app.services.keys.limits import RequesterLimits, today_text
 from app.services.keys.store import KeyRefused, KeyStore
 from app.services.node_ids import rented_node_id
@@ -164,6 +164,14 @@ def test_a_sponsors_refusal_reads_back_as_a_limit_with_its_wait() -> None:
     error = limit_from_peer("peer sponsor answered 429: refused: laptop-b is over its 3 requests/min on l40s; "
                             "retry after 17 s")
     assert error.message.startswith("refused: laptop-b") and error.retry_after_s == 17
+
+
+def test_a_sponsors_refusal_by_policy_reads_back_as_a_refusal_and_nothing_else_does() -> None:
+    words = "model 'm' cannot be served here: gpu: budget reached: $0.02 of $0.01 per day (UTC)"
+    error = refusal_from_peer(f"node A answered 403: {words}")
+    assert error is not None and error.message == words and error.status == 403
+    # A 403 that is no rule of the sponsor's (it no longer pins us) stays an upstream failure.
+    assert refusal_from_peer("node A answered 403: peer not paired") is None
 
 
 def test_requesters_read_every_stored_form() -> None:

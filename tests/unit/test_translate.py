@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.backends.engine import parse_model_list
 from app.services.translate.bodies import translate_body
+from app.services.translate.candidates import for_candidates
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import PassThrough
-from app.services.translate.shapes import canonical_model, wants_stream
+from app.services.translate.shapes import Api, canonical_model, wants_stream
 from app.services.translate.stream_to_ollama import OpenAIToOllama
 from app.services.translate.stream_to_openai import OllamaToOpenAI
 
@@ -99,3 +102,39 @@ def test_whole_bodies_both_ways() -> None:
     assert back["choices"][0]["message"]["content"] == "x" and back["usage"]["total_tokens"] == 3
     emb = translate_body("openai", "ollama", "embed_legacy", {"data": [{"index": 0, "embedding": [1.0]}]}, "m", 0, {})
     assert emb == {"embedding": [1.0]}
+
+
+REPEAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "options": {"repeat_penalty": 1.15}}
+
+
+def test_repeat_penalty_takes_the_engines_own_name() -> None:
+    # vLLM reads repetition_penalty (and ignores repeat_penalty); llama.cpp and others read repeat_penalty.
+    vllm = translate_request("ollama", "openai", "chat", REPEAT, "m", engine="vllm")
+    assert vllm["repetition_penalty"] == 1.15 and "repeat_penalty" not in vllm
+    for other in (None, "llamacpp", "tinymodel"):
+        out = translate_request("ollama", "openai", "generate", {**REPEAT, "prompt": "once"}, "m", engine=other)
+        assert out["repeat_penalty"] == 1.15 and "repetition_penalty" not in out
+
+
+def test_a_model_its_engine_lists_as_vllms_gets_vllms_names() -> None:
+    class Listed(Upstream):
+        def __init__(self, owned_by: str) -> None:
+            self.key, self.node_name, self.in_flight = f"engine:{owned_by}", "n", 0
+            # As the engine's /v1/models answer is kept on refresh: owned_by among the model's details.
+            self._models = parse_model_list("openai", {"data": [{"id": "m", "object": "model", "owned_by": owned_by}]})
+
+        def models(self) -> list[ModelEntry]:
+            return self._models
+
+        def api_for(self, client_api: Api) -> Api:
+            return "openai"
+
+        async def open(self, request: UpstreamRequest) -> Opened:
+            raise AssertionError("never asked: only its body is built")
+
+    vllm, llama = Listed("vllm"), Listed("llamacpp")
+    bodies, refusals = for_candidates("ollama", "chat", REPEAT, "m:latest", "m", [vllm, llama])
+    assert not refusals
+    sent = {upstream.key: body for upstream, _api, body in bodies}
+    assert sent["engine:vllm"]["repetition_penalty"] == 1.15 and "repeat_penalty" not in sent["engine:vllm"]
+    assert sent["engine:llamacpp"]["repeat_penalty"] == 1.15

@@ -20,7 +20,7 @@ from app.services.cluster import peer_facts
 from app.services.cluster.facts import DEFAULT_FIRST_BYTE_S
 from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
-from app.services.keys.limit_text import limit_from_peer
+from app.services.keys.limit_text import limit_from_peer, refusal_from_peer
 from app.services.translate.shapes import Api
 
 # The peer may itself wait for a cold engine; give its answer a little longer than its own wait.
@@ -106,6 +106,11 @@ class PeerUpstream(Upstream):
                 # The sponsor refused our requester by one of its per-requester limits: keep it a
                 # limit (429 for our caller, with the sponsor's words and wait), not a failure.
                 raise limit_from_peer(exc.message) from None
+            refusal = refusal_from_peer(exc.message) if exc.upstream_status == 403 else None
+            if refusal is not None:
+                # Refused by the peer's policy (its rented node's cap reached before our facts said
+                # so): our caller gets the same 403 as a caller there, unless another copy serves.
+                raise refusal from None
             if exc.upstream_status is None and not isinstance(exc, UpstreamTimeout):
                 # Nothing answered at all: stop routing there until a poll finds the peer again.
                 self._on_unreachable()

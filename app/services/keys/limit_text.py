@@ -1,5 +1,6 @@
 """The words of a requester-limit refusal, in one place: written by the node that enforces the
-limit, read back by the node whose caller it was (over the relay, as a 429's message).
+limit, read back by the node whose caller it was (over the relay, as a 429's message). The same for
+a refusal by policy (a rented node's budget cap reached, sharing off): a 403 that names the node.
 
 A rate refusal ends with ``retry after N s`` (also sent as ``Retry-After``); a daily cap says
 when it resets (00:00 UTC) and carries no retry hint, since retrying before then cannot help.
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import re
 
-from app.services.errors import RequesterLimitError
+from app.services.errors import RequesterLimitError, UpstreamRefused
+from app.services.routing.plan import REFUSED_HERE
 
 _RETRY = re.compile(r"retry after (\d+) s")
 _RELAY_PREFIX = " answered 429: "
+_REFUSED_PREFIX = " answered 403: "
 
 
 def spend_refusal(who: str, cap: float, spent: float, where: str, resets: str) -> RequesterLimitError:
@@ -30,3 +33,12 @@ def limit_from_peer(message: str) -> RequesterLimitError:
     text = message.split(_RELAY_PREFIX, 1)[-1]
     found = _RETRY.search(text)
     return RequesterLimitError(text, retry_after_s=int(found.group(1)) if found else None)
+
+
+def refusal_from_peer(message: str) -> UpstreamRefused | None:
+    """A peer's 403 as a refusal by its policy, in its words; None for any other 403 (it no longer
+    pins us, say), which stays an upstream failure."""
+    _, found, text = message.partition(_REFUSED_PREFIX)
+    if not found or REFUSED_HERE not in text:
+        return None
+    return UpstreamRefused(text)

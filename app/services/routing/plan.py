@@ -26,6 +26,9 @@ from app.services.routing.affinity import prefer_affine
 from app.services.routing.fit import RequestSize, holds
 from app.services.routing.why import explain
 
+# What marks a 403 as a refusal by a node's rules, for whoever reads it back over the relay.
+REFUSED_HERE = " cannot be served here: "
+
 
 @dataclass
 class Plan:
@@ -50,6 +53,10 @@ class Plan:
 
     def refusal_text(self) -> str:
         return "; ".join(f"{name}: {reason}" for name, reason in self.refused)
+
+    def refused_answer(self, requested: str) -> str:
+        """The 403's words when every copy is refused by a rule; a peer reads them back (``REFUSED_HERE``)."""
+        return f"model '{requested}'{REFUSED_HERE}{self.refusal_text()}"
 
     def why(self, chosen: Upstream, failures: list[str] | None = None) -> str:
         """Why the request went to ``chosen`` (recorded in the job and sent as X-Pairwise-Route)."""

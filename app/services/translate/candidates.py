@@ -20,6 +20,13 @@ def context_length(upstream: Upstream, canonical: str) -> int | None:
     return upstream.window(canonical)
 
 
+def engine_of(upstream: Upstream, canonical: str) -> str | None:
+    """What the engine serving the model calls itself (its /v1/models ``owned_by``: "vllm", "llamacpp")."""
+    entry = upstream.entry_for(canonical)
+    owner = entry.details.get("owned_by") if entry is not None else None
+    return owner.strip().lower() if isinstance(owner, str) else None
+
+
 def for_candidates(api: Api, operation: Operation, body: dict[str, Any], canonical: str, requested: str,
                    candidates: list[Upstream]) -> tuple[list[CandidateBody], list[Untranslatable]]:
     bodies: list[CandidateBody] = []
@@ -29,7 +36,8 @@ def for_candidates(api: Api, operation: Operation, body: dict[str, Any], canonic
         model = upstream.upstream_model(canonical) or requested
         try:
             bodies.append((upstream, target, translate_request(api, target, operation, body, model,
-                                                               context_length(upstream, canonical))))
+                                                               context_length(upstream, canonical),
+                                                               engine_of(upstream, canonical))))
         except Untranslatable as exc:
             refusals.append(exc)
     return bodies, refusals

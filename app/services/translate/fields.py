@@ -62,13 +62,18 @@ OLLAMA_TO_OPENAI: Table = {
     "options.use_mmap": ("dropped", "a load hint"),
     "options.numa": ("dropped", "a load hint"),
     "options.low_vram": ("dropped", "a load hint"),
-    "options.repeat_penalty": ("passed", "as repeat_penalty (llama.cpp and vLLM read it)"),
+    "options.repeat_penalty": ("translated", "repeat_penalty (llama.cpp reads it); repetition_penalty where the "
+                                             "engine is vLLM (its /v1/models says owned_by vllm)"),
     "options.repeat_last_n": ("refused", "no OpenAI counterpart"),
     "options.typical_p": ("refused", "no OpenAI counterpart"),
     "options.mirostat": ("refused", "no OpenAI counterpart"),
     "options.num_keep": ("refused", "no OpenAI counterpart"),
     "options.penalize_newline": ("refused", "no OpenAI counterpart"),
 }
+
+# An engine's own name for a field, where it has one: the engine as its /v1/models calls itself
+# (``owned_by``). vLLM reads ``repetition_penalty`` and ignores ``repeat_penalty``.
+ENGINE_NAMES: dict[str, dict[str, str]] = {"vllm": {"options.repeat_penalty": "repetition_penalty"}}
 
 # OpenAI caller -> Ollama-API engine (/v1/chat/completions, /v1/completions, /v1/embeddings).
 OPENAI_TO_OLLAMA: Table = {

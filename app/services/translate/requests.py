@@ -13,8 +13,9 @@ from app.services.translate.to_openai import ollama_to_openai
 
 
 def translate_request(source: Api, target: Api, operation: Operation, body: dict[str, Any], model: str,
-                      context_length: int | None = None) -> dict[str, Any]:
-    """Body for ``target``'s API with ``model`` as the upstream knows it."""
+                      context_length: int | None = None, engine: str | None = None) -> dict[str, Any]:
+    """Body for ``target``'s API with ``model`` as the upstream knows it; ``engine`` is what the engine
+    calls itself (its /v1/models ``owned_by``), for the fields it names its own way."""
     if source == target:
         out = dict(body)
         out["model"] = model
@@ -26,7 +27,7 @@ def translate_request(source: Api, target: Api, operation: Operation, body: dict
             out["stream_options"] = options
         return out
     if source == "ollama":
-        return ollama_to_openai(operation, body, model, context_length)
+        return ollama_to_openai(operation, body, model, context_length, engine)
     return openai_to_ollama(operation, body, model)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.services.translate.fields import OLLAMA_TO_OPENAI, fate, is_empty
+from app.services.translate.fields import ENGINE_NAMES, OLLAMA_TO_OPENAI, fate, is_empty
 from app.services.translate.images import data_url
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.shapes import Operation, wants_stream
@@ -29,7 +29,9 @@ def refuse_unknown(body: dict[str, Any], prefix: str = "") -> None:
 
 
 def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
-                     context_length: int | None) -> dict[str, Any]:
+                     context_length: int | None, engine: str | None = None) -> dict[str, Any]:
+    """``engine``: what the engine calls itself (its /v1/models ``owned_by``), for the fields it
+    names its own way (fields.ENGINE_NAMES)."""
     refuse_unknown(body)
     out: dict[str, Any] = {"model": model}
     if operation in ("embed", "embed_legacy"):
@@ -48,7 +50,7 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
         out["prompt"] = f"{body['system']}\n\n{prompt}" if body.get("system") else prompt
         if body.get("suffix"):
             out["suffix"] = body["suffix"]
-    out.update(options_to_openai(body.get("options") or {}, context_length))
+    out.update(options_to_openai(body.get("options") or {}, context_length, engine))
     if body.get("format"):  # "" is Ollama's "no format"
         out["response_format"] = response_format(body["format"])
     out.update(think_to_openai(body.get("think")))
@@ -67,13 +69,15 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
     return out
 
 
-def options_to_openai(options: dict[str, Any], context_length: int | None) -> dict[str, Any]:
+def options_to_openai(options: dict[str, Any], context_length: int | None,
+                      engine: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    own_names = ENGINE_NAMES.get(engine or "", {})
     for name, value in options.items():
         if is_empty(value):
             continue
         if name in SAME_OPTIONS:
-            out[name] = value
+            out[own_names.get(f"options.{name}", name)] = value
         elif name == "num_predict":
             if value >= 0:  # -1 (and -2): as long as the model goes, OpenAI's default
                 out["max_tokens"] = value
