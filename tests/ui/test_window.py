@@ -91,12 +91,12 @@ async def test_jobs_flag_off_lan_work(sim: SimulatedHF, make_app: Any) -> None:
     def history() -> list[list[str]]:
         jobs.refresh()
         rows = jobs.cells(jobs.history)
-        return rows if rows and rows[0][-1] != "–" else []
+        return rows if rows and rows[0][9] != "–" else []  # the cost column
 
     rows = await until(history, what="the job with its cost")
-    started, model, state, served, off_lan, origin, requester, duration, tokens, cost = rows[0]
+    started, model, state, served, off_lan, origin, requester, duration, tokens, cost, why = rows[0]
     assert (model, state, served, off_lan, origin) == (REPO, "completed", "gpu", "⚠ yes", "desk")
-    assert requester and duration != "–" and "→" in tokens and "$" in cost
+    assert requester and duration != "–" and "→" in tokens and "$" in cost and why
     assert jobs.active_label.text() == "Running now: nothing"
 
 
