@@ -63,14 +63,6 @@ def _sse(payload: Any) -> bytes:
     return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
 
-async def props(request: web.Request) -> web.StreamResponse:
-    """llama.cpp's server properties, when this tiny server plays llama.cpp (--props)."""
-    if not state_of(request).opts.llama_props:
-        return web.json_response({"error": {"message": "File Not Found", "type": "not_found_error"}}, status=404)
-    return web.json_response({"default_generation_settings": {"n_ctx": 4096}, "modalities": {"vision": True},
-                              "chat_template_caps": {"supports_tools": True, "supports_tool_calls": True}})
-
-
 async def list_models(request: web.Request) -> web.StreamResponse:
     opts = state_of(request).opts
     window = {"max_model_len": published(opts)} if published(opts) else {}
@@ -301,7 +293,6 @@ async def embeddings(request: web.Request) -> web.StreamResponse:
 
 def add_routes(app: web.Application) -> None:
     app.router.add_get("/v1/models", list_models)
-    app.router.add_get("/props", props)
     app.router.add_get("/v1/models/{model:.+}", get_model)
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_post("/v1/completions", completions)

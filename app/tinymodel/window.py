@@ -23,12 +23,17 @@ def published(opts: TinyModelOptions) -> int | None:
 
 
 async def props(request: web.Request) -> web.Response:
-    """llama.cpp's ``GET /props``: the context one slot holds."""
+    """llama.cpp's ``GET /props``, when this tiny server plays llama.cpp: the context one slot holds
+    (``--window-in-props``), and a template that takes tools and vision (``--props``)."""
     opts: TinyModelOptions = request.app[STATE_KEY].opts
-    if not opts.window_in_props:
-        raise web.HTTPNotFound()
-    return web.json_response({"default_generation_settings": {"n_ctx": opts.context_window or DEFAULT_WINDOW},
-                              "total_slots": 1, "model_path": f"/models/{opts.models[0]}.gguf"})
+    if not (opts.window_in_props or opts.llama_props):
+        return web.json_response({"error": {"message": "File Not Found", "type": "not_found_error"}}, status=404)
+    answer: dict[str, Any] = {"default_generation_settings": {"n_ctx": opts.context_window or DEFAULT_WINDOW},
+                              "total_slots": 1, "model_path": f"/models/{opts.models[0]}.gguf"}
+    if opts.llama_props:
+        answer |= {"modalities": {"vision": True},
+                   "chat_template_caps": {"supports_tools": True, "supports_tool_calls": True}}
+    return web.json_response(answer)
 
 
 def refusal(opts: TinyModelOptions, prompt_tokens: int, asked: Any) -> web.Response | None:

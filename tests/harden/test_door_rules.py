@@ -75,7 +75,7 @@ def test_revoking_a_key_ends_its_running_stream(node_factory: type[NodeProc], ti
             if chunks == 3:
                 node.cli("keys", "revoke", "ci")
                 revoked_at = time.monotonic()
-    except (openai.APIError, httpx.HTTPError) as exc:
+    except Exception as exc:  # the cut reaches the client as its HTTP library's error (openai 3.x: httpx2's)
         ended_by = exc
     assert revoked_at is not None
     took = time.monotonic() - revoked_at

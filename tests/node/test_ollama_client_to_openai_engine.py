@@ -111,7 +111,6 @@ def test_options_translated_and_hints_dropped(route: Route) -> None:
 
 
 @pytest.mark.parametrize(("options", "field"), [
-    ({"num_ctx": 8192}, "options.num_ctx"),  # more than the engine's 4096-token window
     ({"mirostat": 2}, "options.mirostat"),
 ])
 def test_options_that_cannot_cross_are_refused_by_name(route: Route, options: dict, field: str) -> None:

@@ -27,6 +27,12 @@ MAX_ENGINES = 32
 MAX_SHARED_NODES = 16
 MAX_CAPACITY = 256  # a peer's claimed slots: beyond this a claim only buys it more of our traffic
 MAX_DETAIL_TEXT = 200
+# The engine's own /api/show answer a peer relays (backends/engine_facts.py): its template and
+# parameters are longer than a name, so they get their own bounds (text, keys, depth).
+MAX_SHOW_TEXT = 16_384
+MAX_SHOW_KEYS = 128
+MAX_SHOW_DEPTH = 3
+ENGINE_WORD = ("show", "loaded", "capabilities")  # kept as the engine said them, within those bounds
 
 # The keys of a shared rented node's fact this node keeps, and their kinds.
 _FACT_TEXT = ("id", "name", "label", "provider", "gpu", "state", "reason", "warning")
@@ -63,9 +69,29 @@ def _details(value: object) -> dict[str, Any]:
         if key == "details" and isinstance(item, dict):
             inner = {k: _detail_value(v) for k, v in item.items()}
             out[key] = {k: v for k, v in inner.items() if v is not None}
+        elif key in ENGINE_WORD:
+            out[key] = _show_value(item, MAX_SHOW_DEPTH)
         elif (kept := _detail_value(item)) is not None:
             out[key] = kept
     return out
+
+
+def _show_value(value: object, depth: int) -> Any:
+    """An engine's /api/show answer as a peer sent it: plain JSON, bounded in text, keys and depth."""
+    if isinstance(value, str):
+        return printable(value, MAX_SHOW_TEXT) if "\n" not in value else value[:MAX_SHOW_TEXT]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return value if math.isfinite(value) else None
+    if depth <= 0:
+        return None
+    if isinstance(value, list):
+        return [_show_value(v, depth - 1) for v in value[:MAX_SHOW_KEYS]]
+    if isinstance(value, dict):
+        return {printable(str(k), MAX_NAME): _show_value(v, depth - 1)
+                for k, v in list(value.items())[:MAX_SHOW_KEYS]}
+    return None
 
 
 def _detail_value(value: object) -> Any:
