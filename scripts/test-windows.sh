@@ -6,6 +6,12 @@
 #   scripts/test-windows.sh               the whole Windows suite
 #   scripts/test-windows.sh -k tray       pytest options pass through
 set -euo pipefail
+# Windows' CPython is an x86-64 build, and Wine runs x86-64 Windows programs only on an x86-64 host;
+# on any other CPU (an arm64 runner, an Apple machine) there is nothing this lane can run.
+case "$(uname -m)" in
+    x86_64|amd64) ;;
+    *) echo "windows lane: skipped on $(uname -m) (Wine runs Windows' x86-64 CPython only on an x86-64 host)" >&2; exit 0 ;;
+esac
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 VENV_PY="${VENV_PY:-$ROOT/.venv/bin/python}"
