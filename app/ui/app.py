@@ -90,6 +90,7 @@ class TrayApp(QObject):
         self.window.add_rented_requested.connect(self.open_wizard)
         self.window.sign_in_requested.connect(lambda: self.open_wizard(sign_in_only=True))
         self.window.shown.connect(self.notifier.acknowledge)
+        self.window.shown.connect(self._welcome_above)
 
     # -- start and run ---------------------------------------------------------------------------------------
 
@@ -124,7 +125,16 @@ class TrayApp(QObject):
             self.welcome.engines.adopted.connect(self.window.refresh_soon)
             self.welcome.pair.paired.connect(self.window.refresh_soon)
             self.welcome.rent_requested.connect(self.open_wizard)
+            self.welcome.add_engine_requested.connect(self.window.open_engines)
         self.welcome.start()
+        if self.window.isVisible():
+            self.welcome.stay_above(self.window)
+
+    def _welcome_above(self) -> None:
+        """The main window opening (no tray host, a second start, the menu) never covers the welcome."""
+        if self.welcome is not None and self.welcome.isVisible():
+            welcome = self.welcome  # after the window's own raise (its show event comes first)
+            QTimer.singleShot(0, lambda: welcome.stay_above(self.window))
 
     def _check_tray(self) -> None:
         """A Qt timer, not a task: nothing of asyncio's is left pending if the app stops meanwhile."""

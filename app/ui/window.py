@@ -128,6 +128,12 @@ class MainWindow(QMainWindow):
         if self.node_list.select(name):
             self.detail.show_node(name)
 
+    def open_engines(self) -> None:
+        """From the welcome's Add an engine…: Settings, the cursor in the new engine's name."""
+        self.tabs.setCurrentIndex(2)
+        self.bring_forward()
+        self.settings.engine_name.setFocus()
+
     def raise_budget(self, name: str) -> None:
         """From a budget pause (tray menu or its notification): the node's budget, ready to edit."""
         self.show_node(name)
