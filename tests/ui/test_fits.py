@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication, QLabel, QWidget
 
 from app.harness import REPO as REPO_DIR
 from app.simulator import SimulatedHF
@@ -70,6 +70,13 @@ async def settled(window: QWidget, what: str) -> list[str]:
     return problems(window, what)
 
 
+def sideways(window: QWidget, what: str) -> list[str]:
+    """A visible list or table in ``window`` that scrolls sideways (its columns should share the width)."""
+    return [f"{what}: {type(area).__name__} {area.objectName()!r} scrolls sideways by {area.horizontalScrollBar().maximum()} px"
+            for area in window.findChildren(QAbstractItemView)
+            if area.isVisible() and area.horizontalScrollBar().maximum() > 0]
+
+
 def _scrolls(widget: QWidget) -> bool:
     """Inside a scroll area's content: reached by scrolling, so it may lie outside the window."""
     parent = widget.parentWidget()
@@ -111,6 +118,11 @@ async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     app.window.show_node("gpu")
     await until(lambda: app.window.detail.own is not None, what="the detail")
     found += await settled(app.window, "node detail")
+    app.window.tabs.setCurrentIndex(2)  # Settings, with Models (the rented GPU's copy, its long name)
+    await until(lambda: "nvidia" in " ".join(app.window.settings.models_box.texts()) or
+                app.window.settings.models_box.models.rowCount() >= 1, what="the models")
+    found += sideways(app.window, "settings")
+    app.window.tabs.setCurrentIndex(0)
 
     join = JoinDialog(app.facade, app.tasks)
     join.show()
