@@ -47,6 +47,7 @@ from app.services.guard import guarded
 log = logging.getLogger(__name__)
 
 OnPaired = Callable[[PeerPin], None]
+OnWrongPin = Callable[[str, int], None]  # where the wrong PIN came from, the tries left before the void
 BUSY_RETRY_S = 0.5
 
 
@@ -95,6 +96,7 @@ class PairingHost:
         cluster_address: str | None = None,
         advertise_host: str | None = None,
         on_paired: OnPaired | None = None,
+        on_wrong_pin: OnWrongPin | None = None,
         session_timeout_s: float = 15.0,
         hello_timeout_s: float = 3.0,
         max_sessions: int = 8,
@@ -108,6 +110,7 @@ class PairingHost:
         self.cluster_address = cluster_address
         self.advertise_host = advertise_host
         self.on_paired = on_paired
+        self.on_wrong_pin = on_wrong_pin
         self.session_timeout_s = session_timeout_s
         self.hello_timeout_s = hello_timeout_s
         self.max_sessions = max_sessions
@@ -125,6 +128,10 @@ class PairingHost:
     @property
     def wrong_tries(self) -> int:
         return self._pending.wrong if self._pending else 0
+
+    @property
+    def tries_left(self) -> int | None:
+        return self._pending.max_wrong - self._pending.wrong if self._pending else None
 
     @property
     def wrong_from(self) -> list[str]:
@@ -331,6 +338,9 @@ class PairingHost:
                           PinVoid(f"the invite was voided by {pending.wrong} wrong PINs from {sources}; "
                                   "start another with 'pairwise pair invite'"))
                 raise PinVoid()
+            if self.on_wrong_pin is not None:  # the inviting side hears of each one, not only of the void
+                with guarded("the on_wrong_pin hook", log):
+                    self.on_wrong_pin(pending.wrong_from[-1], left)
             raise WrongPin(f"wrong PIN ({left} {'try' if left == 1 else 'tries'} left)")
         if theirs.node_id in self.trust:
             raise AlreadyMember()
