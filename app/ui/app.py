@@ -25,6 +25,7 @@ from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
+from app.ui.notices import Delivery, NoticeWindow
 from app.ui.notify import Notification, Notifier, Sink
 from app.ui.quitting import QuitDialog, SessionEndHooks, StillBilling, quit_node
 from app.ui.tray import TrayController
@@ -57,7 +58,10 @@ class TrayApp(QObject):
         self.tasks = Tasks(on_error=self.report_error)
         self.bridge = EventBridge(node.bus)
         self.tray = TrayController(self.facade, self.notifier, self.tasks)
-        self.notifier.sink = notify_sink or self.tray.show_message
+        self.notices = NoticeWindow()
+        self.notices.open_requested.connect(self._open_note)
+        self.delivery = Delivery(notify_sink or self.tray.show_message, self.notices)
+        self.notifier.sink = self.delivery
         self.window = MainWindow(self.facade, self.tasks)
         self.wizard: RentWizard | None = None
         self.welcome: WelcomeWindow | None = None
@@ -75,6 +79,7 @@ class TrayApp(QObject):
 
         self.bridge.received.connect(self.notifier.on_event)
         self.bridge.nodes_changed.connect(self.tray.refresh_soon)
+        self.bridge.nodes_changed.connect(self._ask_at_first_rent)
         self.bridge.nodes_changed.connect(self.window.refresh_soon)
         self.bridge.jobs_changed.connect(self.window.refresh_soon)
         self.tray.open_requested.connect(self.open_window)
@@ -196,9 +201,17 @@ class TrayApp(QObject):
         self.facade.recheck_rented()
         self.tray.refresh_soon()
 
+    def _ask_at_first_rent(self) -> None:
+        """The first rented GPU is when notices start to be about money: ask for the notification
+        permission then (macOS), so a refusal is known before the first budget pause."""
+        if not self.delivery.asked and self.facade.rented():
+            self.delivery.ask()
+
     def _message_clicked(self) -> None:
+        self._open_note(self.notifier.sent[-1] if self.notifier.sent else None)
+
+    def _open_note(self, note: Notification | None) -> None:
         """A click on a notification opens what it is about; on a budget pause, the budget itself."""
-        note = self.notifier.sent[-1] if self.notifier.sent else None
         if note is not None and note.node and note.kind == BudgetPaused.kind:
             self.window.raise_budget(note.node)
         elif note is not None and note.node:
@@ -244,6 +257,7 @@ class TrayApp(QObject):
         finally:
             await self.tasks.cancel_all()
             self.notifier.stop()
+            self.notices.hide()
             self.wake.stop()
             self._tray_poll.stop()
             self.tray.stop()
