@@ -24,8 +24,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from spake2 import SPAKE2_A, SPAKE2_B
-
 from app.services.cluster import pairing_protocol as proto
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.pairing_protocol import (
@@ -305,6 +303,8 @@ class PairingHost:
         seen = await proto.upgrade(writer, self.identity, theirs, server_side=True)
 
         their_msg, their_address = proto.parse_spake(await proto.read_frame(reader))
+        from spake2 import SPAKE2_B  # loaded at the first pairing: its group tables cost ~7 MB and 0.1 s
+
         spake = SPAKE2_B(
             pending.invite.pin.encode("ascii"),
             idA=theirs.node_id.encode(),
@@ -425,6 +425,8 @@ async def _join(
         await proto.write_frame(writer, Hello.of(identity).frame())
         proto.expect(await proto.read_frame(reader), "starttls")
         seen = await proto.upgrade(writer, identity, theirs, server_side=False)
+
+        from spake2 import SPAKE2_A  # loaded at the first pairing, as SPAKE2_B is
 
         spake = SPAKE2_A(pin.encode("ascii"), idA=identity.node_id.encode(), idB=theirs.node_id.encode())
         my_msg = spake.start()
