@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
+
 from app.home import Home
 from app.services import errors
 from app.services.errors import ControlError, PairwiseError
@@ -26,11 +28,6 @@ class ControlClient:
             raise ControlError(f"no node is running with home {home.root} (start one with 'pairwise serve')")
         self.base = f"http://{runtime['listen']}{PREFIX}"
         self._headers = {"Authorization": f"Bearer {home.control_token()}"}
-        # httpx (with the rich, click and pygments its own CLI pulls in) loads only when a command talks
-        # to a node: the tray and the demo import this module through the CLI but never call it.
-        import httpx
-
-        self._httpx = httpx
         self._client = httpx.Client(timeout=timeout_s, trust_env=False)
 
     @staticmethod
@@ -48,8 +45,8 @@ class ControlClient:
         try:
             response = self._client.request(method, self.base + path, json=body, params=params,
                                             headers=self._headers,
-                                            timeout=timeout_s if timeout_s is not None else self._httpx.USE_CLIENT_DEFAULT)
-        except self._httpx.HTTPError as exc:
+                                            timeout=timeout_s if timeout_s is not None else httpx.USE_CLIENT_DEFAULT)
+        except httpx.HTTPError as exc:
             raise ControlError(f"could not reach the node at {self.base}: {exc}") from exc
         try:
             data = response.json()
@@ -65,7 +62,7 @@ class ControlClient:
                 for line in response.iter_lines():
                     if line.strip():
                         yield json.loads(line)
-        except self._httpx.HTTPError as exc:
+        except httpx.HTTPError as exc:
             raise ControlError(f"lost the node at {self.base}: {exc}") from exc
 
 
