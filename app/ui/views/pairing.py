@@ -81,7 +81,10 @@ class InviteDialog(QDialog):
 
     def _show_wrong(self) -> None:
         """Each wrong PIN tried against this invite, from where and the tries left (the state, read now)."""
-        state = self.facade.pair_invite_status()
+        try:
+            state = self.facade.pair_invite_status()
+        except PairwiseError:  # no pairing here at all: the failure itself is already shown
+            return
         tried, sources = int(state.get("wrong_tries") or 0), ", ".join(state.get("wrong_from") or [])
         if state.get("state") == "void" or state.get("tries_left") == 0:  # the void, or its record a moment later
             self.wrong.setText(f"Invite voided: too many wrong PINs from {sources or 'an unknown address'}. "
