@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication, 
 
 from app.harness import REPO as REPO_DIR
 from app.simulator import SimulatedHF
+from app.ui.notify import Notification
 from app.ui.palette import AMBER_ON_DARK, AMBER_ON_LIGHT, READABLE, contrast, muted, off_lan_colour
 from app.ui.views.pairing import JoinDialog
 from app.ui.wizard.wizard import Page
@@ -91,6 +92,9 @@ def _scrolls(widget: QWidget) -> bool:
 async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     found: list[str] = []
     app = await make_app()
+    await until(lambda: app.welcome.engines.looked, what="the welcome's look")  # "No engine found" and what to do
+    found += await settled(app.welcome, "welcome")
+    app.welcome.close()
     wizard = await open_wizard(app)
     found += await settled(wizard, "wizard intro")
     wizard.next()
@@ -132,6 +136,11 @@ async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     await until(lambda: join.buttons.isEnabled() and ":" in join.status.text(), what="the pairing error")
     found += await settled(join, "pairing error")
     join.close()
+
+    app.notices.add(Notification("budget_paused", "gpu paused: over budget", "It is paused on its provider so it "
+                                 "stops billing. " * 4, "warning", "gpu"), "denied")
+    found += await settled(app.notices, "money notices")
+    app.notices.dismiss()
 
     await hf_down(sim)
     app.request_quit()
