@@ -39,14 +39,16 @@ def rss_mb(pid: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--idle-s", type=float, default=60.0)
+    parser.add_argument("--demo", action="store_true", help="measure `pairwise demo` (simulated HF, tiny model)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="pairwise-measure-"))
     env = dict(os.environ, PAIRWISE_MDNS="off")
     if not env.get("DISPLAY"):
         env["QT_QPA_PLATFORM"] = "offscreen"
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "--home", str(home), "--listen", "127.0.0.1:0",
-                             "--cluster-listen", "127.0.0.1:0", "--no-mdns"], cwd=ROOT, env=env,
+    command = (["demo", "--home", str(home), "--listen", "127.0.0.1:0", "--cluster-listen", "127.0.0.1:0"] if args.demo else
+               ["--home", str(home), "--listen", "127.0.0.1:0", "--cluster-listen", "127.0.0.1:0", "--no-mdns"])
+    proc = subprocess.Popen([sys.executable, "-m", "app", *command], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         runtime = home / "runtime.json"

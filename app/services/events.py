@@ -261,6 +261,21 @@ class PairInviteVoided(PairInviteEnded):
                 "; start another with 'pairwise pair invite'")
 
 
+@dataclass(frozen=True)
+class PairWrongPin(Event):
+    """A wrong PIN was tried against the open invite: the inviting user should see each one (from where,
+    how many tries are left before the invite is voided), not only the void."""
+
+    kind: ClassVar[str] = "pair_wrong_pin"
+    source: str  # the address the wrong PIN came from
+    tries_left: int
+    expires_at: str  # ISO 8601: when the invite ends anyway
+
+    def summary(self) -> str:
+        return (f"a wrong PIN was tried from {self.source}: {self.tries_left} "
+                f"{'try' if self.tries_left == 1 else 'tries'} left before the invite is voided")
+
+
 # -- Hugging Face account ------------------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
+from app.ui.notices import Delivery, NoticeWindow
 from app.ui.notify import Notification, Notifier, Sink
 from app.ui.quitting import QuitDialog, SessionEndHooks, StillBilling, quit_node
 from app.ui.tray import TrayController
@@ -57,7 +58,10 @@ class TrayApp(QObject):
         self.tasks = Tasks(on_error=self.report_error)
         self.bridge = EventBridge(node.bus)
         self.tray = TrayController(self.facade, self.notifier, self.tasks)
-        self.notifier.sink = notify_sink or self.tray.show_message
+        self.notices = NoticeWindow()
+        self.notices.open_requested.connect(self._open_note)
+        self.delivery = Delivery(notify_sink or self.tray.show_message, self.notices)
+        self.notifier.sink = self.delivery
         self.window = MainWindow(self.facade, self.tasks)
         self.wizard: RentWizard | None = None
         self.welcome: WelcomeWindow | None = None
@@ -75,6 +79,7 @@ class TrayApp(QObject):
 
         self.bridge.received.connect(self.notifier.on_event)
         self.bridge.nodes_changed.connect(self.tray.refresh_soon)
+        self.bridge.nodes_changed.connect(self._ask_at_first_rent)
         self.bridge.nodes_changed.connect(self.window.refresh_soon)
         self.bridge.jobs_changed.connect(self.window.refresh_soon)
         self.tray.open_requested.connect(self.open_window)
@@ -90,6 +95,7 @@ class TrayApp(QObject):
         self.window.add_rented_requested.connect(self.open_wizard)
         self.window.sign_in_requested.connect(lambda: self.open_wizard(sign_in_only=True))
         self.window.shown.connect(self.notifier.acknowledge)
+        self.window.shown.connect(self._welcome_above)
 
     # -- start and run ---------------------------------------------------------------------------------------
 
@@ -124,7 +130,16 @@ class TrayApp(QObject):
             self.welcome.engines.adopted.connect(self.window.refresh_soon)
             self.welcome.pair.paired.connect(self.window.refresh_soon)
             self.welcome.rent_requested.connect(self.open_wizard)
+            self.welcome.add_engine_requested.connect(self.window.open_engines)
         self.welcome.start()
+        if self.window.isVisible():
+            self.welcome.stay_above(self.window)
+
+    def _welcome_above(self) -> None:
+        """The main window opening (no tray host, a second start, the menu) never covers the welcome."""
+        if self.welcome is not None and self.welcome.isVisible():
+            welcome = self.welcome  # after the window's own raise (its show event comes first)
+            QTimer.singleShot(0, lambda: welcome.stay_above(self.window))
 
     def _check_tray(self) -> None:
         """A Qt timer, not a task: nothing of asyncio's is left pending if the app stops meanwhile."""
@@ -186,9 +201,17 @@ class TrayApp(QObject):
         self.facade.recheck_rented()
         self.tray.refresh_soon()
 
+    def _ask_at_first_rent(self) -> None:
+        """The first rented GPU is when notices start to be about money: ask for the notification
+        permission then (macOS), so a refusal is known before the first budget pause."""
+        if not self.delivery.asked and self.facade.rented():
+            self.delivery.ask()
+
     def _message_clicked(self) -> None:
+        self._open_note(self.notifier.sent[-1] if self.notifier.sent else None)
+
+    def _open_note(self, note: Notification | None) -> None:
         """A click on a notification opens what it is about; on a budget pause, the budget itself."""
-        note = self.notifier.sent[-1] if self.notifier.sent else None
         if note is not None and note.node and note.kind == BudgetPaused.kind:
             self.window.raise_budget(note.node)
         elif note is not None and note.node:
@@ -234,6 +257,7 @@ class TrayApp(QObject):
         finally:
             await self.tasks.cancel_all()
             self.notifier.stop()
+            self.notices.hide()
             self.wake.stop()
             self._tray_poll.stop()
             self.tray.stop()

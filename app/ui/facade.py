@@ -215,6 +215,10 @@ class NodeFacade:
     async def pair_wait(self, timeout_s: float | None = None) -> PinRow:
         return await self.api.cluster.wait(timeout_s)
 
+    def pair_invite_status(self) -> dict[str, Any]:
+        """The open invite's state: pending/used/expired/void, the wrong PINs tried and from where."""
+        return self.api.cluster.invite_status()
+
     async def pair_cancel(self) -> None:
         await self.api.cluster.cancel()
 

@@ -8,6 +8,8 @@ afternoon on a rented GPU is one line, not a hundred popups.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +35,7 @@ from app.services.events import (
     PairInviteEnded,
     PairInviteOpened,
     PairInviteVoided,
+    PairWrongPin,
     PauseOwed,
     PausingOnExit,
     PeerJoined,
@@ -85,6 +88,7 @@ RENDERINGS: dict[type[Event], Rendering] = {
     WorkloadUpdated: REFRESH_JOBS,
     PeerJoined: NOTIFY, PeerLeft: NOTIFY, PeerRemoved: REFRESH_NODES, PeerPaired: NOTIFY, PeerUnpaired: REFRESH_NODES,
     PairInviteOpened: QUIET, PairInviteEnded: QUIET, PairInviteVoided: NOTIFY_ONLY,
+    PairWrongPin: NOTIFY_ONLY,
     HfSignedIn: REFRESH_NODES, HfSignedOut: REFRESH_NODES,
     OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
     RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
@@ -134,6 +138,21 @@ def budget_message(reason: str, period: str = "day") -> str:
             f"{period}'s budget starts over. Click to raise the budget (or tray menu → Raise budget…).")
 
 
+def tries_left_text(tries_left: int) -> str:
+    return (f"{tries_left} {'try' if tries_left == 1 else 'tries'} left: after that the invite is voided and a "
+            "new one is needed.")
+
+
+def wrong_pin_text(source: str, tries_left: int, expires_at: str = "") -> str:
+    """What the inviting machine says of a wrong PIN: from where, the tries left, and when the invite ends."""
+    until = ""
+    if expires_at:
+        with contextlib.suppress(ValueError):
+            until = f" It ends anyway at {dt.datetime.fromisoformat(expires_at).astimezone():%H:%M}."
+    return (f"Someone at {source} typed a wrong PIN. {tries_left_text(tries_left)}{until} If that was not your "
+            "other machine, cancel the invite.")
+
+
 class NotificationPolicy:
     """Turns an event into zero or one Notification; keeps the per-session off-LAN memory."""
 
@@ -176,6 +195,9 @@ class NotificationPolicy:
                 return Notification(kind, "Pairing invite voided",
                                     f"Too many wrong PINs from {', '.join(sources) or 'an unknown address'}. "
                                     "Start a new invite to pair.", "warning")
+            case PairWrongPin(source=source, tries_left=left, expires_at=expires):
+                return Notification(kind, "Wrong PIN tried on your invite", wrong_pin_text(source, left, expires),
+                                    "warning")
             case PeerPaired(node=node):
                 return Notification(kind, f"Paired with {node}", "It is now a member of your cluster.")
             case PeerJoined(node=node):

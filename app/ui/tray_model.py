@@ -80,6 +80,28 @@ def headline(*, name: str, active_jobs: int, rented: list[RentedActionRow]) -> s
     return " · ".join(parts)
 
 
+def caps_text(row: RentedActionRow) -> str:
+    """A rented node's caps: "gpu $5.00/day, $50.00/month", or "gpu no cap"."""
+    budget = row["budget"]
+    caps = [glossary.cap(usd, period) for usd, period in ((budget["usd_per_day"], "day"),
+                                                          (budget["usd_per_month"], "month")) if usd is not None]
+    return f"{row['name']} {', '.join(caps) or 'no cap'}"
+
+
+def money_line(rented: list[RentedActionRow]) -> str:
+    """The main window's money line, in the tray title's one format: what bills now, its rate, today's
+    spend (UTC day) and each rented GPU's caps; empty when this machine rents nothing."""
+    if not rented:
+        return ""
+    bills = glossary.billing_summary(rented)
+    if bills is None:
+        today = sum(float(r["cost"]["day_usd"] or 0) for r in rented)
+        bills = f"nothing billing · {glossary.money(today)} today"
+    caps = "; ".join(caps_text(r) for r in rented)
+    simulated = " (simulated)" if any(r["simulated"] for r in rented) else ""
+    return f"Rented GPUs{simulated}: {bills} · caps: {caps}"
+
+
 def tooltip(state: str, *, name: str, active_jobs: int, rented: list[RentedActionRow]) -> str:
     lines = [headline(name=name, active_jobs=active_jobs, rented=rented)]
     for row in rented:

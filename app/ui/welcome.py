@@ -12,6 +12,8 @@ went. Engines are looked for once when the window opens and again only when aske
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
@@ -42,10 +44,33 @@ log = logging.getLogger(__name__)
 FRONTDOOR_CHECK_MS = 1500
 
 
+NO_ENGINE = (
+    "<b>No engine found on this machine</b>, and none is adopted yet, so this machine serves no model. "
+    "What to do:<ul>"
+    "<li>Start an engine (Ollama, LM Studio, llama.cpp, vLLM, Jan…), then press <b>Look again</b>. If Ollama "
+    "runs on this machine's usual address, Pairwise shows how to move it to the next port.</li>"
+    "<li>An engine elsewhere or on another port: <b>Add an engine…</b> by its URL.</li>"
+    "<li>No engine at all: pair a machine that has one, rent a GPU, or try the demo (below).</li></ul>")
+
+
+def found_text(found: int, adopted: Sequence[Mapping[str, Any]]) -> str:
+    """What one look found, in the words of what this machine already serves: "no engine found" only when
+    there is truly none, found or adopted."""
+    if found:
+        return (f"Found {glossary.plural(found, 'engine')} not adopted yet: adopt them to serve their models "
+                "through Pairwise.")
+    if not adopted:
+        return NO_ENGINE
+    serving = ", ".join(f"{e['name']} ({glossary.plural(len(e.get('models') or []), 'model')})" for e in adopted)
+    return (f"Pairwise already serves this machine's models through {serving}. No other engine found; start "
+            "one and look again, or add one by URL.")
+
+
 class FoundEnginesPanel(QWidget):
     """What one look found, each engine checkable with its models; Look again, Adopt selected."""
 
     adopted = Signal()
+    add_requested = Signal()
 
     def __init__(self, facade: NodeFacade, tasks: Tasks, ports: list[int] | None = None,
                  parent: QWidget | None = None) -> None:
@@ -60,14 +85,19 @@ class FoundEnginesPanel(QWidget):
         self.note = QLabel("Looking for engines on this machine…")
         self.note.setObjectName("foundNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.RichText)
         buttons = QHBoxLayout()
         self.look_button = QPushButton("Look again")
         self.adopt_button = QPushButton("Adopt selected")
         self.adopt_button.setObjectName("adoptEngines")
         self.adopt_button.setEnabled(False)
+        self.add_button = QPushButton("Add an engine…")  # one by URL: Settings' Engines, opened by the app
+        self.add_button.setObjectName("addEngineByUrl")
+        self.add_button.clicked.connect(self.add_requested.emit)
         self.look_button.clicked.connect(self.look)
         self.adopt_button.clicked.connect(self.adopt_selected)
         buttons.addWidget(self.look_button)
+        buttons.addWidget(self.add_button)
         buttons.addStretch(1)
         buttons.addWidget(self.adopt_button)
         layout.addWidget(self.note)
@@ -93,10 +123,7 @@ class FoundEnginesPanel(QWidget):
             item.setCheckState(Qt.CheckState.Checked)
             self.list.addItem(item)
         self.adopt_button.setEnabled(bool(self.found))
-        self.note.setText(f"Found {glossary.plural(len(self.found), 'engine')} not adopted yet: adopt them to serve their models "
-                          "through Pairwise." if self.found else
-                          "No engine found that Pairwise has not adopted already. Start one (Ollama, LM Studio, "
-                          "llama.cpp, vLLM, Jan…) and look again, or add one by URL in Settings.")
+        self.note.setText(found_text(len(self.found), self.facade.engines()))
 
     def selected(self) -> list[FoundEngine]:
         return [engine for row, engine in enumerate(self.found)
@@ -127,6 +154,7 @@ class WelcomeWindow(QWidget):
 
     frontdoor_opened = Signal()
     rent_requested = Signal()
+    add_engine_requested = Signal()
 
     def __init__(self, facade: NodeFacade, tasks: Tasks, problem: PortTaken | None = None, *,
                  ports: list[int] | None = None, check_ms: int = FRONTDOOR_CHECK_MS) -> None:
@@ -172,6 +200,7 @@ class WelcomeWindow(QWidget):
         e.addWidget(step_text("An engine runs the models (Ollama, LM Studio, llama.cpp, vLLM, Jan…). Pairwise "
                               "looked on this machine; adopt what it found, or add one by URL in Settings."))
         self.engines = FoundEnginesPanel(facade, tasks, ports)
+        self.engines.add_requested.connect(self.add_engine_requested.emit)
         self.engines.list.setMaximumHeight(self.fontMetrics().lineSpacing() * 6)
         e.addWidget(self.engines)
         steps_layout.addWidget(engines)
@@ -242,6 +271,17 @@ class WelcomeWindow(QWidget):
         self.raise_()
         self.engines.look()
 
+    def stay_above(self, window: QWidget) -> None:
+        """Keep this window above ``window`` (the main window, opened while this one is up): a transient of
+        it for the window manager, and raised now, so the newcomer's steps are never hidden behind it."""
+        if not self.isVisible():
+            return
+        mine, theirs = self.windowHandle(), window.windowHandle()
+        if mine is not None and theirs is not None and mine.transientParent() is not theirs:
+            mine.setTransientParent(theirs)
+        self.raise_()
+        self.activateWindow()
+
     def _check_frontdoor(self) -> None:
         """A Qt timer: a local bind check (no network), then the front door opens where it was refused."""
         if self._opening or self.facade.frontdoor_open():
@@ -292,6 +332,7 @@ class DiscoverDialog(QDialog):
         fit_to_screen(self, width_chars=90, height_lines=20)
         layout = QVBoxLayout(self)
         self.panel = FoundEnginesPanel(facade, tasks, ports)
+        self.panel.add_button.hide()  # Settings' own Add row is right behind this dialog
         layout.addWidget(self.panel)
         close = QPushButton("Close")
         close.clicked.connect(self.accept)

@@ -21,6 +21,7 @@ from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.resources import app_icon
 from app.ui.sizing import fit_to_screen
+from app.ui.tray_model import money_line
 from app.ui.views.batches import BatchesView
 from app.ui.views.jobs import JobsView
 from app.ui.views.node_detail import NodeDetail
@@ -54,6 +55,11 @@ class MainWindow(QMainWindow):
         header.addWidget(self.status, 1)
         header.addWidget(add)
         outer.addLayout(header)
+        self.money = QLabel("")  # what bills now comes before anything else a person reads
+        self.money.setObjectName("moneyLine")
+        self.money.setWordWrap(True)
+        self.money.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        outer.addWidget(self.money)
         self.tabs = QTabWidget()
         outer.addWidget(self.tabs)
         self.setCentralWidget(central)
@@ -96,6 +102,9 @@ class MainWindow(QMainWindow):
         self.status.setText(f"{status['name']} · apps use http://{status['listen']} · "
                             f"{glossary.plural(int(status['models']), 'model')} · "
                             f"{glossary.plural(int(status['active_jobs']), 'request')} running")
+        line = money_line(self.facade.rented())
+        self.money.setText(line)
+        self.money.setVisible(bool(line))
         tab = self.tabs.currentIndex()
         if tab == 0:
             self.node_list.refresh()
@@ -118,6 +127,12 @@ class MainWindow(QMainWindow):
         self.node_list.refresh()
         if self.node_list.select(name):
             self.detail.show_node(name)
+
+    def open_engines(self) -> None:
+        """From the welcome's Add an engine…: Settings, the cursor in the new engine's name."""
+        self.tabs.setCurrentIndex(2)
+        self.bring_forward()
+        self.settings.engine_name.setFocus()
 
     def raise_budget(self, name: str) -> None:
         """From a budget pause (tray menu or its notification): the node's budget, ready to edit."""

@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication, QLabel, QWidget
 
 from app.harness import REPO as REPO_DIR
 from app.simulator import SimulatedHF
+from app.ui.notify import Notification
 from app.ui.palette import AMBER_ON_DARK, AMBER_ON_LIGHT, READABLE, contrast, muted, off_lan_colour
 from app.ui.views.pairing import JoinDialog
 from app.ui.wizard.wizard import Page
@@ -70,6 +71,13 @@ async def settled(window: QWidget, what: str) -> list[str]:
     return problems(window, what)
 
 
+def sideways(window: QWidget, what: str) -> list[str]:
+    """A visible list or table in ``window`` that scrolls sideways (its columns should share the width)."""
+    return [f"{what}: {type(area).__name__} {area.objectName()!r} scrolls sideways by {area.horizontalScrollBar().maximum()} px"
+            for area in window.findChildren(QAbstractItemView)
+            if area.isVisible() and area.horizontalScrollBar().maximum() > 0]
+
+
 def _scrolls(widget: QWidget) -> bool:
     """Inside a scroll area's content: reached by scrolling, so it may lie outside the window."""
     parent = widget.parentWidget()
@@ -84,6 +92,9 @@ def _scrolls(widget: QWidget) -> bool:
 async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     found: list[str] = []
     app = await make_app()
+    await until(lambda: app.welcome.engines.looked, what="the welcome's look")  # "No engine found" and what to do
+    found += await settled(app.welcome, "welcome")
+    app.welcome.close()
     wizard = await open_wizard(app)
     found += await settled(wizard, "wizard intro")
     wizard.next()
@@ -111,6 +122,11 @@ async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     app.window.show_node("gpu")
     await until(lambda: app.window.detail.own is not None, what="the detail")
     found += await settled(app.window, "node detail")
+    app.window.tabs.setCurrentIndex(2)  # Settings, with Models (the rented GPU's copy, its long name)
+    await until(lambda: "nvidia" in " ".join(app.window.settings.models_box.texts()) or
+                app.window.settings.models_box.models.rowCount() >= 1, what="the models")
+    found += sideways(app.window, "settings")
+    app.window.tabs.setCurrentIndex(0)
 
     join = JoinDialog(app.facade, app.tasks)
     join.show()
@@ -120,6 +136,11 @@ async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     await until(lambda: join.buttons.isEnabled() and ":" in join.status.text(), what="the pairing error")
     found += await settled(join, "pairing error")
     join.close()
+
+    app.notices.add(Notification("budget_paused", "gpu paused: over budget", "It is paused on its provider so it "
+                                 "stops billing. " * 4, "warning", "gpu"), "denied")
+    found += await settled(app.notices, "money notices")
+    app.notices.dismiss()
 
     await hf_down(sim)
     app.request_quit()

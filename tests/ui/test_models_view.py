@@ -43,7 +43,7 @@ async def test_link_and_unlink_names_in_settings(make_app: Any, tiny_factory: An
     settings = app.window.settings
     settings.refresh()
     box = settings.models_box
-    texts = [box.models.item(i).text() for i in range(box.models.count())]
+    texts = box.texts()
     assert len(texts) == 2 and any(OLLAMA_NAME in t and "window 8192" in t and "on desk" in t for t in texts)
     assert not box.same_button.isEnabled() and not box.unlink_button.isEnabled()
 
@@ -56,19 +56,18 @@ async def test_link_and_unlink_names_in_settings(make_app: Any, tiny_factory: An
     assert saved_groups(app) == [] and app.facade.model_groups() == []
 
     # Both models selected, "Same model…", yes: one model, in settings.
-    for i in range(box.models.count()):
+    for i in range(box.models.rowCount()):
         box.models.selectionModel().select(box.models.model().index(i, 0), QItemSelectionModel.SelectionFlag.Select)
     assert box.same_button.isEnabled()
     box.same_button.click()
     await answer("the question", yes=True)
     await until(lambda: box.note.text().startswith("One model now"), what="linked")
     assert sorted(saved_groups(app)[0]) == sorted([OLLAMA_NAME, GGUF_NAME])
-    assert box.models.count() == 1 and "window 8192" in box.models.item(0).text() and \
-        "window 4096" in box.models.item(0).text()
+    assert box.models.rowCount() == 1 and "window 8192" in box.texts()[0] and "window 4096" in box.texts()[0]
     await until(lambda: not box.hint_buttons, what="the suggestion gone once linked")
 
-    box.models.setCurrentRow(0)
+    box.models.selectRow(0)
     assert box.unlink_button.isEnabled()
     box.unlink_button.click()
     await until(lambda: box.note.text().startswith("Unlinked"), what="unlinked")
-    assert saved_groups(app) == [] and box.models.count() == 2
+    assert saved_groups(app) == [] and box.models.rowCount() == 2

@@ -249,3 +249,43 @@ async def test_inside_the_demo_the_step_says_it_is_the_demo(tmp_path: Path, sim:
     assert "Quit in the tray menu" in text and "Ctrl-C" in text
     assert "beside this one" not in text
     assert not step.command.isVisible() and not step.button.isVisible()
+
+
+async def test_no_engine_says_so_and_what_to_do_and_an_adopted_one_is_named(make_app: Any) -> None:
+    app = await make_app("solo")
+    found = app.welcome.engines
+    await until(lambda: found.looked, what="the first look")
+    note = found.note.text()
+    assert "No engine found on this machine</b>, and none is adopted yet" in note
+    for way in ("Look again", "move it to the next port", "Add an engine…", "rent a GPU", "try the demo"):
+        assert way in note
+    engine = await start_tiny(TinyModelOptions(models=["qwen2.5:0.5b"], api="ollama"))
+    try:
+        await app.facade.engine_add({"name": "ol", "url": engine.url, "api": "ollama"}, None)
+        found.look()
+        await until(lambda: "already serves" in found.note.text(), what="the look after the adoption")
+        assert "through ol (1 model). No other engine found" in found.note.text()
+        assert "No engine found" not in found.note.text()
+    finally:
+        await engine.close()
+    # Add an engine… opens Settings with the cursor in the new engine's name; the welcome stays above it.
+    found.add_button.click()
+    window = app.window
+    await until(lambda: window.isVisible() and window.tabs.currentIndex() == 2, what="Settings")
+    assert window.tabs.widget(2) is window.settings
+    await until(lambda: app.welcome.windowHandle().transientParent() is window.windowHandle(),
+                what="the welcome kept above the main window")
+
+
+async def test_the_main_window_opening_at_start_never_covers_the_welcome(make_app: Any) -> None:
+    app = await make_app("solo")
+    assert app.welcome.isVisible() and not app.window.isVisible()
+    app._tray_deadline = 0.0  # no tray host appeared in time: the window opens instead, as on such a desktop
+    app._check_tray()
+    await until(lambda: app.window.isVisible(), what="the window opened")
+    await until(lambda: app.welcome.windowHandle().transientParent() is app.window.windowHandle(),
+                what="the welcome a transient of the main window")
+    assert app.welcome.isVisible()
+    app.window.hide()
+    app.welcome.close()  # closed with the main window hidden: it goes, the app stays
+    assert not app.welcome.isVisible() and app.facade.welcomed()

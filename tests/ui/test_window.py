@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.simulator import SimulatedHF
 from app.ui import dialogs
+from app.ui.tray_model import headline
 from app.ui.views.nodes import row_cells
 from tests.ui.conftest import REPO, until
 from tests.ui.helpers import join_with_pin, running_gpu, sim_state
@@ -140,3 +141,21 @@ async def test_pairing_with_a_pin(make_app: Any, node_factory: Any) -> None:
     await until(lambda: "laptop joined your cluster" in app.sent.titles(), what="peer joined")
     assert any(r["name"] == "laptop" for r in app.facade.nodes())
     assert row_cells(next(r for r in app.facade.nodes() if r["name"] == "laptop"))[1] == "LAN"
+
+
+async def test_the_header_says_what_bills_in_the_tray_titles_words(sim: SimulatedHF, make_app: Any) -> None:
+    app = await make_app()
+    app.open_window()
+    assert not app.window.money.isVisible()  # nothing rented: no money line at all
+    await running_gpu(app, sim, usd_per_day=5)
+    await until(lambda: "billing" in app.window.money.text(), what="the money line")
+    line = app.window.money.text()
+    assert line.startswith("Rented GPUs (simulated): 1 GPU billing · $0.50/h · $")
+    assert "today · caps: gpu $5.00/day" in line and app.window.money.isVisible()
+    # The same words as the tray menu's title, so a rate or a spend reads alike everywhere.
+    assert "1 GPU billing · $0.50/h · $" in headline(name="desk", active_jobs=0, rented=app.facade.rented())
+    app.window.detail.show_node("gpu")
+    app.window.detail.pause_button.click()
+    await until(lambda: sim_state(sim, "gpu") == "paused", what="paused")
+    await until(lambda: "nothing billing" in app.window.money.text(), what="the header after the pause")
+    assert "caps: gpu $5.00/day" in app.window.money.text()

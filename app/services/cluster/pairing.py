@@ -24,8 +24,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from spake2 import SPAKE2_A, SPAKE2_B
-
 from app.services.cluster import pairing_protocol as proto
 from app.services.cluster.identity import NodeIdentity
 from app.services.cluster.pairing_protocol import (
@@ -47,6 +45,7 @@ from app.services.guard import guarded
 log = logging.getLogger(__name__)
 
 OnPaired = Callable[[PeerPin], None]
+OnWrongPin = Callable[[str, int], None]  # where the wrong PIN came from, the tries left before the void
 BUSY_RETRY_S = 0.5
 
 
@@ -95,6 +94,7 @@ class PairingHost:
         cluster_address: str | None = None,
         advertise_host: str | None = None,
         on_paired: OnPaired | None = None,
+        on_wrong_pin: OnWrongPin | None = None,
         session_timeout_s: float = 15.0,
         hello_timeout_s: float = 3.0,
         max_sessions: int = 8,
@@ -108,6 +108,7 @@ class PairingHost:
         self.cluster_address = cluster_address
         self.advertise_host = advertise_host
         self.on_paired = on_paired
+        self.on_wrong_pin = on_wrong_pin
         self.session_timeout_s = session_timeout_s
         self.hello_timeout_s = hello_timeout_s
         self.max_sessions = max_sessions
@@ -125,6 +126,10 @@ class PairingHost:
     @property
     def wrong_tries(self) -> int:
         return self._pending.wrong if self._pending else 0
+
+    @property
+    def tries_left(self) -> int | None:
+        return self._pending.max_wrong - self._pending.wrong if self._pending else None
 
     @property
     def wrong_from(self) -> list[str]:
@@ -298,6 +303,8 @@ class PairingHost:
         seen = await proto.upgrade(writer, self.identity, theirs, server_side=True)
 
         their_msg, their_address = proto.parse_spake(await proto.read_frame(reader))
+        from spake2 import SPAKE2_B  # loaded at the first pairing: its group tables cost ~7 MB and 0.1 s
+
         spake = SPAKE2_B(
             pending.invite.pin.encode("ascii"),
             idA=theirs.node_id.encode(),
@@ -331,6 +338,9 @@ class PairingHost:
                           PinVoid(f"the invite was voided by {pending.wrong} wrong PINs from {sources}; "
                                   "start another with 'pairwise pair invite'"))
                 raise PinVoid()
+            if self.on_wrong_pin is not None:  # the inviting side hears of each one, not only of the void
+                with guarded("the on_wrong_pin hook", log):
+                    self.on_wrong_pin(pending.wrong_from[-1], left)
             raise WrongPin(f"wrong PIN ({left} {'try' if left == 1 else 'tries'} left)")
         if theirs.node_id in self.trust:
             raise AlreadyMember()
@@ -415,6 +425,8 @@ async def _join(
         await proto.write_frame(writer, Hello.of(identity).frame())
         proto.expect(await proto.read_frame(reader), "starttls")
         seen = await proto.upgrade(writer, identity, theirs, server_side=False)
+
+        from spake2 import SPAKE2_A  # loaded at the first pairing, as SPAKE2_B is
 
         spake = SPAKE2_A(pin.encode("ascii"), idA=identity.node_id.encode(), idB=theirs.node_id.encode())
         my_msg = spake.start()

@@ -60,7 +60,6 @@ from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
-from spake2 import SPAKEError
 
 from app.services.cluster.identity import NodeIdentity, fingerprint_of_der, peer_hostname
 from app.services.cluster.trust import TrustStoreError, check_cert_for_node
@@ -310,6 +309,8 @@ def b64(data: bytes) -> str:
 
 def finish_spake(spake: Any, their_msg: bytes) -> bytes:
     """The SPAKE2 shared key; a malformed message is a protocol error, not a guess."""
+    from spake2 import SPAKEError  # loaded already: ``spake`` is one of its objects
+
     try:
         key: bytes = spake.finish(their_msg)
     except (SPAKEError, ValueError) as exc:

@@ -30,7 +30,14 @@ from app.services.cluster.pairing_protocol import (
 )
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
-from app.services.events import EventBus, PairInviteEnded, PairInviteOpened, PairInviteVoided, PeerPaired
+from app.services.events import (
+    EventBus,
+    PairInviteEnded,
+    PairInviteOpened,
+    PairInviteVoided,
+    PairWrongPin,
+    PeerPaired,
+)
 from app.services.firstrun.explain import PAIRING
 from app.services.firstrun.ports import explain_taken
 from app.services.platform.sockets import address_in_use
@@ -67,13 +74,17 @@ class PairingService:
         self.cluster_address = cluster_address
         self.port = pairing_port_for(cluster_port)
         self.host = PairingHost(identity, trust, host=bind_host, port=self.port, cluster_address=cluster_address,
-                                on_paired=self._paired)
+                                on_paired=self._paired, on_wrong_pin=self._wrong_pin)
         self.invite_state: dict[str, Any] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._tombstone: _Tombstone | None = None
 
     def _paired(self, pin: PeerPin) -> None:
         self.bus.publish(PeerPaired(node=pin.name, node_id=pin.node_id, address=pin.address, role="inviter"))
+
+    def _wrong_pin(self, source: str, tries_left: int) -> None:
+        expires = str(self.invite_state.get("expires_at") or "") if self.invite_state else ""
+        self.bus.publish(PairWrongPin(source=source, tries_left=tries_left, expires_at=expires))
 
     async def invite(self, ttl_s: float = MAX_TTL_S) -> Invite:
         ttl_s = min(max(float(ttl_s), 1.0), MAX_TTL_S)
@@ -177,6 +188,7 @@ class PairingService:
             state["state"] = "ending"  # the timer fired; the watcher records how it ended in a moment
         state["wrong_tries"] = self.host.wrong_tries
         state["wrong_from"] = self.host.wrong_from
+        state["tries_left"] = self.host.tries_left
         return state
 
     async def close(self) -> None:

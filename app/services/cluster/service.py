@@ -11,7 +11,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from app.services.cluster.discovery import Discovery
 from app.services.cluster.facts import LoadBook, facts_doc, inventory_doc
 from app.services.cluster.membership import Membership
 from app.services.cluster.pairing_service import PairingService
@@ -28,6 +27,7 @@ from app.settings import parse_host_port
 
 if TYPE_CHECKING:
     from app.services.cluster.context import ClusterNode
+    from app.services.cluster.discovery import Discovery
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,9 @@ class ClusterService:
         self.replication.start()
         self.membership.start()
         if settings.mdns:
+            # zeroconf loads only when mDNS is on (a few MB the demo and mdns-off nodes never use).
+            from app.services.cluster.discovery import Discovery
+
             # In the background: announcing takes a second or two of mDNS probing.
             self.discovery = Discovery(self.node.node_id, self.node.name, host, self.server.port, self.peers.offer)
             self._mdns = asyncio.create_task(self._start_mdns(self.discovery), name="mdns")

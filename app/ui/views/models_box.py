@@ -5,31 +5,51 @@ calls as ``pairwise models``, ``models same``, ``models unlink`` and ``models su
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from app.services.api.models import ModelRow, SuggestionRow
+from app.services.api.models import CopyRow, ModelRow, SuggestionRow
+from app.services.api.rows import is_rented
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
+from app.ui.memory_fit import estimate
 
 NAMES_ROLE = Qt.ItemDataRole.UserRole
+COLUMNS = ["Model", "Copies and their windows", "Memory at that window"]
+EMPTY = "No models yet: add an engine, pair a machine or rent a GPU."
+
+
+def copy_text(copy: CopyRow) -> str:
+    return f"{copy['copy']} on {copy['node']} (window {copy['window'] or 'unknown'})"
 
 
 def model_text(row: ModelRow) -> str:
     """"qwen2.5:7b = Qwen2.5-7B-GGUF · ol on desk (window 8192), gg on desk (window unknown)"."""
-    copies = ", ".join(f"{c['copy']} on {c['node']} (window {c['window'] or 'unknown'})" for c in row["copies"])
+    copies = ", ".join(copy_text(c) for c in row["copies"])
     return f"{' = '.join(row['names'])} · {copies or 'no copy now'}"
+
+
+def fit_text(copy: CopyRow, hardware: Mapping[str, Mapping[str, Any]]) -> str:
+    """One copy's memory at its window, on the machine it runs on (a rented GPU's is not in its row)."""
+    fit = estimate(copy["name"], copy["window"], hardware.get(copy["node"]) if copy["kind"] != "rented" else None)
+    if fit is None:
+        return f"{copy['copy']}: size not stated in its name"
+    return f"{copy['copy']}: {fit.text()}"
 
 
 class ModelsBox(QGroupBox):
@@ -41,9 +61,21 @@ class ModelsBox(QGroupBox):
                        "a request for any of them may go to any copy.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        self.models = QListWidget()
+        self.models = QTableWidget(0, len(COLUMNS))
         self.models.setObjectName("models")
-        self.models.setMaximumHeight(130)
+        self.models.setHorizontalHeaderLabels(COLUMNS)
+        self.models.verticalHeader().hide()
+        self.models.setMinimumHeight(self.fontMetrics().lineSpacing() * 6)
+        self.models.setMaximumHeight(self.fontMetrics().lineSpacing() * 14)
+        # Never sideways: the columns share the width, each cell wraps at words and a long name is cut in
+        # the middle (its whole text is the cell's tooltip).
+        self.models.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.models.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.models.horizontalHeader().setMinimumSectionSize(self.fontMetrics().averageCharWidth() * 8)
+        self.models.setWordWrap(True)
+        self.models.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.models.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.models.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.models.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.models.itemSelectionChanged.connect(self._selection_changed)
         layout.addWidget(self.models)
@@ -70,13 +102,24 @@ class ModelsBox(QGroupBox):
     # -- showing ---------------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        self.models.clear()
-        for row in self.facade.models():
-            item = QListWidgetItem(model_text(row))
-            item.setData(NAMES_ROLE, list(row["names"]))
-            self.models.addItem(item)
-        if not self.models.count():
-            self.models.addItem(QListWidgetItem("No models yet: add an engine, pair a machine or rent a GPU."))
+        hardware = {str(n["name"]): n["hardware"] for n in self.facade.nodes()
+                    if not is_rented(n) and isinstance(n["hardware"], Mapping)}
+        rows = self.facade.models()
+        self.models.setRowCount(len(rows) or 1)
+        for r, row in enumerate(rows):
+            cells = ["\n".join(row["names"]), "\n".join(copy_text(c) for c in row["copies"]) or "no copy now",
+                     "\n".join(fit_text(c, hardware) for c in row["copies"]) or "–"]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                item.setData(NAMES_ROLE, list(row["names"]))
+                self.models.setItem(r, c, item)
+        if not rows:
+            self.models.setItem(0, 0, QTableWidgetItem(EMPTY))
+            self.models.setSpan(0, 0, 1, len(COLUMNS))
+        else:
+            self.models.clearSpans()
+        self.models.resizeRowsToContents()
         self._selection_changed()
         self.tasks.spawn(self._suggest(), name="model suggestions",
                          on_error=lambda t, m: self.note.setText(f"{t}: {m}"))
@@ -107,7 +150,17 @@ class ModelsBox(QGroupBox):
             self.hint_buttons.append(button)
 
     def _selected_names(self) -> list[list[str]]:
-        return [list(item.data(NAMES_ROLE)) for item in self.models.selectedItems() if item.data(NAMES_ROLE)]
+        rows = sorted({index.row() for index in self.models.selectionModel().selectedIndexes()})
+        items = [self.models.item(r, 0) for r in rows]
+        return [list(item.data(NAMES_ROLE)) for item in items if item is not None and item.data(NAMES_ROLE)]
+
+    def texts(self) -> list[str]:
+        """Each row as one line (the names, the copies, the memory), as a person reads across it."""
+        out = []
+        for r in range(self.models.rowCount()):
+            cells = [self.models.item(r, c) for c in range(self.models.columnCount())]
+            out.append(" · ".join(cell.text().replace("\n", ", ") for cell in cells if cell is not None))
+        return out
 
     def _selection_changed(self) -> None:
         selected = self._selected_names()

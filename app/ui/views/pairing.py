@@ -17,10 +17,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.api import glossary
 from app.services.api.snapshots import PinRow
 from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
+from app.ui.notify import tries_left_text
+from app.ui.palette import off_lan_colour
 from app.ui.sizing import grow_to_fit, screen_width
 
 
@@ -40,7 +43,12 @@ class InviteDialog(QDialog):
         self.address = QLabel("")
         self.status = QLabel("Opening the pairing port…")
         self.status.setWordWrap(True)
-        for widget in (self.pin, self.address, self.status):
+        self.wrong = QLabel("")  # wrong PINs tried against this invite: someone may be guessing
+        self.wrong.setObjectName("wrongPins")
+        self.wrong.setWordWrap(True)
+        self.wrong.setStyleSheet(f"color: {off_lan_colour(self.palette()).name()}")  # the palette's warning amber
+        self.wrong.hide()
+        for widget in (self.pin, self.address, self.status, self.wrong):
             layout.addWidget(widget)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.rejected.connect(self.reject)
@@ -69,10 +77,30 @@ class InviteDialog(QDialog):
     def _countdown(self) -> None:
         left = max(0, int(self.expires_at - time.time()))
         self.status.setText(f"Waiting for the other machine… the PIN is good for {left // 60}:{left % 60:02d}.")
+        self._show_wrong()
+
+    def _show_wrong(self) -> None:
+        """Each wrong PIN tried against this invite, from where and the tries left (the state, read now)."""
+        try:
+            state = self.facade.pair_invite_status()
+        except PairwiseError:  # no pairing here at all: the failure itself is already shown
+            return
+        tried, sources = int(state.get("wrong_tries") or 0), ", ".join(state.get("wrong_from") or [])
+        if state.get("state") == "void" or state.get("tries_left") == 0:  # the void, or its record a moment later
+            self.wrong.setText(f"Invite voided: too many wrong PINs from {sources or 'an unknown address'}. "
+                               "Close this and invite again to pair.")
+        elif tried:
+            self.wrong.setText(f"{glossary.plural(tried, 'wrong PIN')} tried from {sources}. "
+                               f"{tries_left_text(int(state.get('tries_left') or 0))} If that was not your other "
+                               "machine, cancel.")
+        else:
+            self.wrong.setText("")
+        self.wrong.setVisible(bool(self.wrong.text()))
 
     def _failed(self, title: str, message: str) -> None:
         self._tick.stop()
         self.status.setText(f"{title}: {message}")
+        self._show_wrong()
         grow_to_fit(self)  # a taken port's whole explanation, not only when maximised
 
     def _cancel(self) -> None:
