@@ -121,3 +121,4 @@ def test_metrics_need_the_control_token(metrics_node: MetricsNode) -> None:
     assert wrong.status_code == 401 and "control token" in wrong.json()["error"]
     assert wrong.headers["www-authenticate"] == "Bearer"
     assert httpx.get(url, headers={"Authorization": f"Bearer {metrics_node.token}"}, timeout=10).status_code == 200
+
