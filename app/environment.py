@@ -16,6 +16,7 @@ PAIRWISE_PEER_POLL_S          how often a paired peer is polled (2)
 PAIRWISE_PEER_SILENT_S        silence after which a peer is reported silent (60)
 PAIRWISE_RENTED_REFRESH_S     how often rented nodes are refreshed (30)
 PAIRWISE_AFFINITY             off turns conversation affinity off (to measure what it saves: bench.affinity)
+PAIRWISE_METRICS              off: the node counts nothing for /metrics (the bench's metrics-off side)
 PAIRWISE_SPEND_DIR            where rented endpoints' spend accounts live, shared by every home of the
                               user (default: the platform's user data dir for pairwise-spend)
 
@@ -89,6 +90,10 @@ class Environment:
     @property
     def affinity_off(self) -> bool:
         return (self.text("PAIRWISE_AFFINITY") or "").lower() in ("off", "0", "false", "no")
+
+    @property
+    def metrics_off(self) -> bool:
+        return (self.text("PAIRWISE_METRICS") or "").lower() in ("off", "0", "false", "no")
 
     @property
     def mdns_off(self) -> bool:

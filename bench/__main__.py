@@ -20,6 +20,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from app.harness import REPO, NodeProc, TinyProc, pair
 from app.services.eventloop import loop_name
 from bench import aiohttp_floor, litellm_proxy, nginx_proxy, phases, splice_floor, targets
@@ -44,10 +46,23 @@ def machine() -> dict[str, Any]:
     }
 
 
-def start_node(stack: ExitStack, home: Path, name: str, tree: Path = REPO) -> NodeProc:
-    node = NodeProc(home, name, tree=tree)
+def start_node(stack: ExitStack, home: Path, name: str, tree: Path = REPO,
+               env: dict[str, str] | None = None) -> NodeProc:
+    node = NodeProc(home, name, tree=tree, env=env)
     stack.callback(node.stop)
     return node.start(wait_answer=True)
+
+
+def scrape_metrics(node: NodeProc) -> dict[str, float]:
+    """One scrape of node A's /metrics after the run: what it counted, the text's size and the scrape's time."""
+    token = (node.home / "control_token").read_text(encoding="utf-8").strip()
+    began = time.perf_counter()
+    answer = httpx.get(f"{node.url}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=30, trust_env=False)
+    took_ms = (time.perf_counter() - began) * 1000
+    answer.raise_for_status()
+    counted = sum(float(line.rsplit(" ", 1)[1]) for line in answer.text.splitlines()
+                  if line.startswith("pairwise_requests_total{"))
+    return {"requests_counted": counted, "bytes": len(answer.content), "scrape_ms": round(took_ms, 2)}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,6 +160,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 cand_b = start_node(stack, work / "node-cb", "bench-cb", tree=args.candidate)
                 pair(cand, cand_b, MODEL)
                 paths["candidate_2hop"] = phases.Path(Target("candidate_2hop", cand_b.url), [cand_b.pid, cand.pid])
+        if args.metrics_off:
+            # The same node counting nothing for /metrics, interleaved with the one that counts (issue 31).
+            log("starting a node with PAIRWISE_METRICS=off")
+            quiet = start_node(stack, work / "node-m", "bench-m", env={"PAIRWISE_METRICS": "off"})
+            quiet.add_engine("tiny", tiny.url)
+            paths["metrics_off"] = phases.Path(Target("metrics_off", quiet.url), [quiet.pid])
         if lite is not None:
             paths["litellm"] = phases.Path(Target("litellm", lite.url, {"Authorization": f"Bearer {lite.key}"}),
                                            [lite.pid], tree=True)
@@ -162,6 +183,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"concurrent streams {settings.levels}")
             raw["concurrency"] = phases.concurrency(paths, tiny, MODEL, settings)
         raw["node"]["rss_after_load_mb"] = rss_mb(node_a.pid)
+        raw["metrics_scrape"] = scrape_metrics(node_a)
         if lite is not None:
             raw["litellm_proc"]["rss_after_load_mb"] = rss_mb(lite.pid, tree=True)
         raw["machine"]["loadavg_at_end"] = os.getloadavg()
@@ -180,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},
                         help="comma-separated subset of latency,throughput,concurrency (default: all)")
     parser.add_argument("--requests", type=int, help="sequential requests per path and mode for the TTFB rows")
+    parser.add_argument("--metrics-off", action="store_true",
+                        help="also run a node with PAIRWISE_METRICS=off (what /metrics costs, side by side)")
     parser.add_argument("--candidate", type=Path, help="also run a node from this checkout (A/B a patch)")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the raw JSON goes")
     args = parser.parse_args(argv)

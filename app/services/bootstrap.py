@@ -15,6 +15,7 @@ from app.services.cluster.attach import attach_cluster
 from app.services.frontdoor.server import build_frontdoor
 from app.services.hf import attach_hf
 from app.services.keys.attach import attach_requesters
+from app.services.metrics import attach_metrics
 from app.services.node import Node
 from app.services.rented import attach_rented
 
@@ -30,6 +31,7 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node.requesters = attach_requesters(node)
     node.cluster = attach_cluster(node)
     node.batches = attach_batch(node)
+    node.metrics = attach_metrics(node)
     node.extra_control_routes.extend(control_routes(NodeApi(node)))  # every action, as the tray has them
     node.extra_control_routes.extend(models_routes(ModelsApi(node)))  # names and windows (`pairwise models`)
     node.frontdoor_app = lambda: build_frontdoor(node)

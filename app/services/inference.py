@@ -163,6 +163,8 @@ class InferenceService:
         self._refresh_stale = refresh_stale
         # Checks run just before a candidate is asked; one raises RequesterLimitError to skip it.
         self.gates: list[Callable[[Upstream, Caller], None]] = []
+        # Told of every attempt that failed before its first byte (what /metrics counts per upstream).
+        self.attempt_watchers: list[Callable[[Upstream, UpstreamError], None]] = []
         # Which copy served each conversation's last turn (digests only); PAIRWISE_AFFINITY=off keeps none.
         self.affinity = AffinityBook(limit=0 if environment().affinity_off else MAX_CONVERSATIONS)
 
@@ -279,6 +281,8 @@ class InferenceService:
                     opened = answered
                 except UpstreamError as exc:
                     failures.append(exc.message)
+                    for watch in self.attempt_watchers:
+                        watch(upstream, exc)
                     if isinstance(exc, RequesterLimitError):
                         limited.append(exc)
                     elif isinstance(exc, UpstreamRefused):

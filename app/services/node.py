@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from app.services.hf.rented_ops import HfRented
     from app.services.hf.service import HfService
     from app.services.keys.service import RequesterService
+    from app.services.metrics.book import MetricsBook
     from app.services.rented.manager import RentedManager
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ class Node:
         self.cluster: ClusterService | None = None
         self.requesters: RequesterService | None = None  # keys, per-requester limits, the LAN door
         self.batches: BatchService | None = None  # the OpenAI Files and Batch APIs
+        self.metrics: MetricsBook | None = None  # what GET /metrics counts (None: PAIRWISE_METRICS=off)
         # The front door's aiohttp app, made when it opens (bootstrap.build_node gives it: the door's
         # modules read the node through a Protocol, and the node does not import them).
         self.frontdoor_app: Callable[[], web.Application] | None = None

@@ -33,6 +33,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("hf", ("app.services.hf",)),
     ("keys", ("app.services.keys",)),
     ("batch", ("app.services.batch",)),
+    ("metrics", ("app.services.metrics",)),
     ("node", ("app.services.node",)),
     ("api", ("app.services.api",)),
     ("compose", ("app.services.bootstrap",)),

@@ -9,6 +9,7 @@ streamed, is written back in the caller's dialect."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -42,7 +43,12 @@ def _message_of(raw: bytes | None) -> str:
     return str(error.get("message") if isinstance(error, dict) else error or "the request failed")
 
 
-def add_dialect_routes(app: web.Application, node: DoorNode) -> None:
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def dialect_handlers(node: DoorNode) -> dict[str, Handler]:
+    """The handlers of ``DIALECT_PATHS`` (the front door registers them and imports this module at the
+    first call of one: a node nobody asks in these dialects never loads their translators)."""
     store = ResponseStore()
     limit = node.settings.max_body_bytes
 
@@ -122,9 +128,7 @@ def add_dialect_routes(app: web.Application, node: DoorNode) -> None:
         usage = json.loads(result.body or b"{}").get("usage") or {}
         return await write_result(request, _rewritten(result, {"input_tokens": usage.get("prompt_tokens") or 0}))
 
-    app.router.add_post("/v1/responses", responses)
-    app.router.add_post("/v1/messages", messages)
-    app.router.add_post("/v1/messages/count_tokens", count_tokens)
+    return {"/v1/responses": responses, "/v1/messages": messages, "/v1/messages/count_tokens": count_tokens}
 
 
 def _rewritten(result: InferenceResult, obj: Body) -> InferenceResult:

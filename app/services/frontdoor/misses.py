@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from app.services.translate.anthropic_answer import error_body as anthropic_error
 from app.services.translate.shapes import error_body
 
 if TYPE_CHECKING:
@@ -23,6 +22,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def shaped(path: str, status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
     """An error as the caller's API writes it: Anthropic's for /v1/messages, OpenAI's under /v1/, else Ollama's."""
     if path.startswith("/v1/messages"):
+        # Loaded with the dialect (a node nobody asks in Anthropic's API never imports its translators).
+        from app.services.translate.anthropic_answer import error_body as anthropic_error
+
         body = anthropic_error(status, message)
     else:
         body = error_body("openai" if path.startswith("/v1/") else "ollama", message, status=status)

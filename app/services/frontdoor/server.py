@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from app.services.frontdoor.dialects import add_dialect_routes
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
 from app.services.frontdoor.inventory_routes import add_inventory_routes
 from app.services.frontdoor.misses import add_management_routes, shaped_misses
@@ -21,6 +20,9 @@ if TYPE_CHECKING:
     from app.services.frontdoor.context import DoorNode
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# OpenAI Responses and Anthropic Messages (frontdoor/dialects.py), imported at their first request.
+DIALECT_PATHS = ("/v1/responses", "/v1/messages", "/v1/messages/count_tokens")
 
 
 def is_loopback(remote: str | None) -> bool:
@@ -111,6 +113,23 @@ async def loopback_only(request: web.Request, handler: Handler) -> web.StreamRes
     return await handler(request)
 
 
+def add_lazy_dialect_routes(app: web.Application, node: DoorNode) -> None:
+    handlers: dict[str, Handler] = {}
+
+    def route(path: str) -> Handler:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            if not handlers:
+                from app.services.frontdoor.dialects import dialect_handlers
+
+                handlers.update(dialect_handlers(node))
+            return await handlers[path](request)
+
+        return handle
+
+    for path in DIALECT_PATHS:
+        app.router.add_post(path, route(path))
+
+
 def build_frontdoor(node: DoorNode, *, lan_door: Middleware | None = None) -> web.Application:
     """The loopback front door (keys optional, control API included), or with ``lan_door`` the
     LAN door: the same two APIs behind that key-checking middleware, without the control API."""
@@ -143,7 +162,7 @@ def build_frontdoor(node: DoorNode, *, lan_door: Middleware | None = None) -> we
     app.router.add_post("/v1/chat/completions", inference("openai", "chat"))
     app.router.add_post("/v1/completions", inference("openai", "complete"))
     app.router.add_post("/v1/embeddings", inference("openai", "embed"))
-    add_dialect_routes(app, node)
+    add_lazy_dialect_routes(app, node)
     add_management_routes(app, node)
     add_inventory_routes(app, node)
     if lan_door:
