@@ -50,6 +50,8 @@ OPENAI_SAMPLES: dict[str, tuple[Operation, dict[str, Any]]] = {
     "messages": ("chat", {"messages": [USER]}),
     "messages[].role": ("chat", {"messages": [{**USER, "role": "system"}]}),
     "messages[].content": ("chat", {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}),
+    "messages[].content[].type": ("chat", {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}),
+    "messages[].content[].text": ("chat", {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}),
     "messages[].content[].image_url": ("chat", {"messages": [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]}]}),
     "messages[].tool_calls": ("chat", {"messages": [USER, {"role": "assistant", "content": None,

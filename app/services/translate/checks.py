@@ -181,8 +181,7 @@ OLLAMA_TOOL_CALLS = list_of(fields({"function": fields({"name": STRING, "argumen
 OLLAMA_FORMAT = one_of("\"json\" or a JSON schema object", Kind("\"json\"", lambda v: v in ("json", ""), "json"),
                        OBJECT)
 IMAGE_URL = one_of("an object with a 'url' (or a URL string)", STRING, fields({"url": STRING}, required=("url",)))
-CONTENT = one_of("a string, a list of content parts or null", NULL_OR_STRING,
-                 list_of(fields({"type": STRING, "text": STRING}, required=("type",)), "content part objects"))
+CONTENT = one_of("a string, a list of content parts or null", NULL_OR_STRING, list_of(OBJECT, "content part objects"))
 OPENAI_TOOL_CALLS = list_of(fields({"id": STRING, "type": STRING,
                                     "function": fields({"name": STRING, "arguments": STRING}, required=("name",))},
                                    required=("function",)), "tool call objects")

@@ -159,6 +159,9 @@ OPENAI_TO_OLLAMA: Table = {
     "messages": F("translated", "roles as is; text parts joined into content", MESSAGES, on=CHAT, required=True),
     "messages[].role": F("passed", "", STRING, on=CHAT, required=True),
     "messages[].content": F("translated", "a string as is; text parts joined", CONTENT, on=CHAT),
+    "messages[].content[].type": F("translated", "text parts are joined into content, image_url parts become "
+                                                 "images; any other part is refused", STRING, on=CHAT, required=True),
+    "messages[].content[].text": F("translated", "joined into content", STRING, on=CHAT),
     "messages[].content[].image_url": F("translated", "data: URLs become base64 images; remote URLs are "
                                                       "refused (Pairwise never fetches them)", IMAGE_URL, on=CHAT),
     "messages[].tool_calls": F("translated", "arguments JSON string -> object", OPENAI_TOOL_CALLS, on=CHAT),
