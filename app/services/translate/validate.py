@@ -84,6 +84,7 @@ def refuse_non_finite(value: Any, path: str) -> None:
 
 
 def validate_request(api: Api, operation: Operation, body: dict[str, Any]) -> None:
-    """Raises InvalidRequest naming the first field of the wrong type."""
-    (OLLAMA if api == "ollama" else OPENAI)[operation](body, "")
+    """Raises InvalidRequest naming the first field of the wrong type or out of its range (NaN and
+    Infinity first: they are no JSON at all, whatever the field)."""
     refuse_non_finite(body, "")
+    (OLLAMA if api == "ollama" else OPENAI)[operation](body, "")
