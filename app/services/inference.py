@@ -34,6 +34,7 @@ from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.translate.bodies import translate_body, usage_of
 from app.services.translate.candidates import CandidateBody, for_candidates, load_answer
+from app.services.translate.checks import InvalidRequest
 from app.services.translate.requests import is_load_request
 from app.services.translate.responses import StreamTranslator
 from app.services.translate.shapes import (
@@ -45,7 +46,7 @@ from app.services.translate.shapes import (
     wants_stream,
 )
 from app.services.translate.stream_choice import make_stream_translator
-from app.services.translate.validate import InvalidRequest, validate_request
+from app.services.translate.validate import validate_request
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
 from app.services.api.models import ModelRow, SuggestionRow
-from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
+from app.services.api.rows import EngineFacts, NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
 from app.services.events import Event, PausingOnExit
 
@@ -54,7 +54,7 @@ class NodeFacade:
     def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
         return self.api.jobs(active_only=active_only, limit=limit)
 
-    def engines(self) -> list[dict[str, Any]]:
+    def engines(self) -> list[EngineFacts]:
         return self.api.engines()
 
     def off_lan_policy(self) -> str:
@@ -174,7 +174,7 @@ class NodeFacade:
     async def discover_engines(self, ports: list[int] | None = None) -> list[FoundEngine]:
         return await self.api.first_run.discover_engines(ports)
 
-    async def adopt_engines(self, found: list[FoundEngine]) -> list[dict[str, Any]]:
+    async def adopt_engines(self, found: list[FoundEngine]) -> list[EngineFacts]:
         return await self.api.first_run.adopt_engines(found)
 
     def front_door_listen(self) -> str:
@@ -203,7 +203,7 @@ class NodeFacade:
     async def set_off_lan(self, policy: str) -> None:
         await self.api.set_off_lan(policy)
 
-    async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def engine_add(self, data: dict[str, Any], token: str | None) -> EngineFacts:
         return await self.api.engine_add(data, token)
 
     async def engine_remove(self, name: str) -> None:

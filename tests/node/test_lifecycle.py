@@ -10,6 +10,7 @@ import sys
 import openai
 
 from app.harness import REPO, NodeProc, TinyProc, wait_until
+from app.services.upstream_facts import EngineFacts
 from tests.node.conftest import TwoEngines
 
 
@@ -48,6 +49,8 @@ def test_status_nodes_and_events(two_engines: TwoEngines) -> None:
     assert nodes[0]["kind"] == "local" and nodes[0]["online"] is True
     assert sorted(nodes[0]["models"]) == ["oa-model", "ol-model:latest"]
     assert {e["name"] for e in nodes[0]["engines"]} == {"oa", "ol"}
+    for row in [*nodes[0]["engines"], *node.cli_json("engines", "list")]:  # Upstream.describe(), as typed
+        assert set(row) == EngineFacts.__required_keys__ and row["kind"] == "engine" and row["node"] == "alpha"
 
     follower = subprocess.Popen([sys.executable, "-m", "app", "--home", str(node.home), "events", "--follow"],
                                 stdout=subprocess.PIPE, text=True, cwd=REPO, env=node.env)

@@ -1,9 +1,12 @@
-"""Every field the node reads, sent with a wrong type: 400 in the caller's API shape naming the field,
-before any engine is asked (the job is recorded failed, never queued), at the front door and via a relay."""
+"""Every field a table checks (app/services/translate/fields.py, fields_dialects.py), on every route
+the front door speaks, sent a wrong value: 400 in the caller's API shape naming the field, before any
+engine is asked (the job is recorded failed, never queued). The cases are walked from the schemas
+validation is made of, so a row added to a table is tested here with no edit."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -11,89 +14,158 @@ import ollama
 import openai
 import pytest
 
-from app.services.translate.shapes import PATHS, Api, Operation
-from app.services.translate.validate import OLLAMA, OPENAI, Fields, InvalidRequest, ListOf
+from app.services.translate.checks import AllOf, Check, Each, Fields, InvalidRequest, ListOf, Range
+from app.services.translate.validate import ANTHROPIC, OLLAMA, OPENAI, RESPONSES
 from tests.cluster.multinode import jobs
 from tests.node.conftest import EngineNode
 
-WRONG_VALUES: list[Any] = ["notalist", 12345, 1.5, [1, 2, 3], {"a": 1}, True, [{"x": 1}], ""]
-BASE: dict[Api, dict[Operation, dict[str, Any]]] = {
-    "ollama": {"chat": {"messages": [{"role": "user", "content": "hi"}]}, "complete": {"prompt": "hi"},
-               "embed": {"input": "hi"}, "embed_legacy": {"prompt": "hi"}},
-    "openai": {"chat": {"messages": [{"role": "user", "content": "hi"}]}, "complete": {"prompt": "hi"},
-               "embed": {"input": "hi"}},
+USER = {"role": "user", "content": "hi"}
+# route -> (the caller's error shape, the schema its bodies are checked by, a body that passes it)
+ROUTES: dict[str, tuple[str, Fields, dict[str, Any]]] = {
+    "/api/chat": ("ollama", OLLAMA["chat"], {"model": "oa-model", "messages": [USER]}),
+    "/api/generate": ("ollama", OLLAMA["complete"], {"model": "oa-model", "prompt": "hi"}),
+    "/api/embed": ("ollama", OLLAMA["embed"], {"model": "oa-model", "input": "hi"}),
+    "/api/embeddings": ("ollama", OLLAMA["embed_legacy"], {"model": "oa-model", "prompt": "hi"}),
+    "/v1/chat/completions": ("openai", OPENAI["chat"], {"model": "ol-model", "messages": [USER]}),
+    "/v1/completions": ("openai", OPENAI["complete"], {"model": "ol-model", "prompt": "hi"}),
+    "/v1/embeddings": ("openai", OPENAI["embed"], {"model": "ol-model", "input": "hi"}),
+    "/v1/responses": ("responses", RESPONSES, {"model": "ol-model", "input": "hi"}),
+    "/v1/messages": ("anthropic", ANTHROPIC["create"], {"model": "ol-model", "max_tokens": 5, "messages": [USER]}),
+    "/v1/messages/count_tokens": ("anthropic", ANTHROPIC["count"], {"model": "ol-model", "messages": [USER]}),
 }
-NESTED = {"messages[0].content", "messages[0].role", "messages[0].images", "messages[0].tool_calls",
-          "options.temperature", "options.num_predict", "options.stop", "response_format.type",
-          "stream_options.include_usage", "tools[0].function"}
+WRONG_VALUES: list[Any] = ["notalist", 12345, 1.5, [1, 2, 3], {"a": 1}, True, [{"x": 1}], ""]
 
 
-def wrong_value(api: Api, operation: Operation, path: str) -> Any:
-    """A value the schema refuses for ``path`` (the first of WRONG_VALUES that fails its check)."""
-    schema = (OLLAMA if api == "ollama" else OPENAI)[operation]
-    for value in WRONG_VALUES:
-        body = with_field(BASE[api][operation], path, value)
+def parts(check: Check) -> tuple[Check, ...]:
+    return check.checks if isinstance(check, AllOf) else (check,)
+
+
+def structural(check: Check) -> bool:
+    """Only the checks of what the rows declare inside (nothing of its own to refuse)."""
+    return all(isinstance(p, Each) or (isinstance(p, Fields) and p.loose) for p in parts(check))
+
+
+def walk(check: Check, path: str = "") -> Iterator[tuple[str, Check]]:
+    """Every path a schema checks on its own (inside a one-of, the one-of's path is the one named)."""
+    for part in parts(check):
+        if isinstance(part, Fields):
+            for name, inner in part.spec.items():
+                inner_path = f"{path}.{name}" if path else name
+                if not structural(inner):
+                    yield inner_path, inner
+                yield from walk(inner, inner_path)
+        elif isinstance(part, (ListOf, Each)):
+            if not structural(part.item):
+                yield f"{path}[0]", part.item
+            yield from walk(part.item, f"{path}[0]")
+
+
+def placed(check: Check, current: Any, path: list[str], value: Any) -> Any:
+    """``current`` (a value ``check`` takes) with ``value`` at ``path``; what is missing on the way is
+    made from the checks' samples, so every other field stays valid."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    for part in parts(check):
         try:
-            schema(body, "")
-        except InvalidRequest as exc:
-            if exc.field == path:
-                return value
-    raise AssertionError(f"no wrong value for {path}")
+            if head == "[0]" and isinstance(part, (ListOf, Each)):
+                element = current[0] if isinstance(current, list) and current else part.item.sample
+                return [placed(part.item, element, rest, value)]
+            if head != "[0]" and isinstance(part, Fields) and head in part.spec:
+                base = dict(current) if isinstance(current, dict) else dict(part.sample)
+                base[head] = placed(part.spec[head], base.get(head), rest, value)
+                return base
+        except LookupError:
+            continue  # another part of the check declares the rest of the path
+    raise LookupError(f"{check.what} declares no {head}")
 
 
-def with_field(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    body = json.loads(json.dumps({"model": "oa-model", **base}))
-    if path == "messages[0].content" or path.startswith("messages[0]."):
-        body.setdefault("messages", [{"role": "user", "content": "hi"}])[0][path.split(".", 1)[1]] = value
-    elif path == "tools[0].function":
-        body["tools"] = [{"type": "function", "function": value}]
-    elif "." in path:
-        outer, inner = path.split(".", 1)
-        body[outer] = {inner: value}
-    else:
-        body[path] = value
-    return body
+def split(path: str) -> list[str]:
+    return [p for p in path.replace("[0]", ".[0]").split(".") if p]
 
 
-def declared(check: Any, path: str) -> bool:
-    """Whether the schema declares ``path`` (one level of list element, one of nesting)."""
-    for part in path.replace("[0]", ".[0]").split("."):
-        if part == "[0]":
-            if not isinstance(check, ListOf):
-                return False
-            check = check.item
-        elif isinstance(check, Fields) and part in check.spec:
-            check = check.spec[part]
-        else:
-            return False
-    return True
+def body_with(route: str, path: str, value: Any) -> dict[str, Any]:
+    _shape, made, base = ROUTES[route]
+    return placed(made, json.loads(json.dumps(base)), split(path), value)
 
 
-def cases() -> list[tuple[Api, Operation, str]]:
+def refused_at(made: Fields, body: dict[str, Any], path: str) -> bool:
+    try:
+        made(body, "")
+    except InvalidRequest as exc:
+        return exc.field == path
+    return False
+
+
+def wrong_value(route: str, path: str, check: Check) -> Any:
+    """A value the schema refuses at ``path``: out of its range if it has one, else of a wrong type."""
+    made = ROUTES[route][1]
+    ranges = [p for p in parts(check) if isinstance(p, Range)]
+    candidates = [r.high + 1 if r.high is not None else (r.low or 0) - 1 for r in ranges] + WRONG_VALUES
+    for value in candidates:
+        if refused_at(made, body_with(route, path, value), path):
+            return value
+    raise AssertionError(f"no wrong value for {path} on {route}")
+
+
+def cases() -> list[tuple[str, str, bool]]:
     found = []
-    for api, table in (("ollama", OLLAMA), ("openai", OPENAI)):
-        for operation in BASE[api]:
-            top = [name for name in table[operation].spec if name != "model"]
-            found += [(api, operation, path) for path in [*top, *sorted(NESTED)]
-                      if declared(table[operation], path)]
+    for route, (_shape, made, base) in ROUTES.items():
+        assert not refused_at(made, base, ""), route
+        made(base, "")  # the base body itself passes
+        for path, check in dict(walk(made)).items():
+            if path != "model":
+                found.append((route, path, False))
+                if any(isinstance(p, Range) for p in parts(check)):
+                    found.append((route, path, True))
     return found
 
 
-@pytest.mark.parametrize(("api", "operation", "path"), cases(), ids=lambda v: str(v))
-def test_wrong_type_is_400_naming_the_field_and_opens_no_job(engine_node: EngineNode, api: Api,
-                                                              operation: Operation, path: str) -> None:
+def check_at(route: str, path: str) -> Check:
+    return dict(walk(ROUTES[route][1]))[path]
+
+
+def test_the_walk_reaches_nested_and_dialect_fields() -> None:
+    walked = {(route, path) for route, path, _ in cases()}
+    for expected in (("/api/chat", "options.temperature"), ("/api/chat", "messages[0].tool_calls[0].function.name"),
+                     ("/v1/chat/completions", "messages[0].content[0].image_url"),
+                     ("/v1/chat/completions", "response_format.type"), ("/v1/embeddings", "encoding_format"),
+                     ("/v1/responses", "text.format.type"), ("/v1/messages", "max_tokens"),
+                     ("/v1/messages/count_tokens", "thinking.budget_tokens")):
+        assert expected in walked, expected
+
+
+@pytest.mark.parametrize(("route", "path", "out_of_range"), cases(), ids=lambda v: str(v))
+def test_wrong_value_is_400_naming_the_field_and_opens_no_job(engine_node: EngineNode, route: str, path: str,
+                                                               out_of_range: bool) -> None:
     node = engine_node.node
-    body = with_field(BASE[api][operation], path, wrong_value(api, operation, path))
+    shape, made, _ = ROUTES[route]
+    check = check_at(route, path)
+    if out_of_range:
+        limit = next(p for p in parts(check) if isinstance(p, Range))
+        value: Any = limit.high + 1 if limit.high is not None else (limit.low or 0) - 1
+        assert refused_at(made, body_with(route, path, value), path)
+    else:
+        value = wrong_value(route, path, check)
     before = len(jobs(node))
-    response = httpx.post(f"{node.url}{PATHS[api][operation]}", json=body, timeout=30)
+    response = httpx.post(f"{node.url}{route}", json=body_with(route, path, value), timeout=30)
     assert response.status_code == 400, response.text
-    error = response.json()["error"]
-    message = error if api == "ollama" else error["message"]
-    assert f"'{path}'" in message
-    if api == "openai":
+    answer = response.json()
+    if shape == "ollama":
+        message = answer["error"]
+    elif shape == "anthropic":
+        assert answer["type"] == "error" and answer["error"]["type"] == "invalid_request_error"
+        message = answer["error"]["message"]
+    else:
+        error = answer["error"]
         assert error["param"] == path and error["type"] == "invalid_request_error"
+        message = error["message"]
+    assert f"'{path}'" in message
+    if out_of_range:
+        assert limit.what in message  # e.g. "must be a number from 0 to 2"
     # Recorded as a failed job with the reason (never queued or running), and nothing reached an engine.
-    assert all(j["state"] == "failed" for j in jobs(node)[: len(jobs(node)) - before])
+    after = jobs(node)
+    assert all(j["state"] == "failed" for j in after[: len(after) - before])
 
 
 def test_the_reported_shapes_through_the_real_clients(engine_node: EngineNode) -> None:
@@ -104,6 +176,9 @@ def test_the_reported_shapes_through_the_real_clients(engine_node: EngineNode) -
         with pytest.raises(openai.BadRequestError, match="'messages") as raised:
             client.chat.completions.create(model="ol-model", messages=messages)
         assert raised.value.param in ("messages", "messages[0]")
+    with pytest.raises(openai.BadRequestError, match="'temperature' must be a number from 0 to 2") as raised:
+        client.chat.completions.create(model="ol-model", messages=[USER], temperature=2.5)  # type: ignore[list-item]
+    assert raised.value.param == "temperature"
     requests_before = engine_node.ollama_engine.stats()["inferences"]
     for messages in ("notalist", [1, 2, 3]):
         response = httpx.post(f"{node.url}/api/chat", json={"model": "oa-model", "messages": messages})

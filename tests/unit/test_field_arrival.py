@@ -21,6 +21,8 @@ PNG = "iVBORw0KGgo="
 OLLAMA_SAMPLES: dict[str, tuple[Operation, dict[str, Any]]] = {
     "model": ("chat", {"model": "caller-name", "messages": [USER]}),
     "messages": ("chat", {"messages": [USER]}),
+    "messages[].role": ("chat", {"messages": [{**USER, "role": "system"}]}),
+    "messages[].content": ("chat", {"messages": [USER]}),
     "messages[].images": ("chat", {"messages": [{**USER, "images": [PNG]}]}),
     "messages[].tool_calls": ("chat", {"messages": [USER, {"role": "assistant", "content": "", "tool_calls": [CALL]}]}),
     "messages[].tool_name": ("chat", {"messages": [USER, {"role": "assistant", "content": "", "tool_calls": [CALL]},
@@ -46,6 +48,10 @@ OLLAMA_SAMPLES: dict[str, tuple[Operation, dict[str, Any]]] = {
 OPENAI_SAMPLES: dict[str, tuple[Operation, dict[str, Any]]] = {
     "model": ("chat", {"model": "caller-name", "messages": [USER]}),
     "messages": ("chat", {"messages": [USER]}),
+    "messages[].role": ("chat", {"messages": [{**USER, "role": "system"}]}),
+    "messages[].content": ("chat", {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}),
+    "messages[].content[].type": ("chat", {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}),
+    "messages[].content[].text": ("chat", {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}),
     "messages[].content[].image_url": ("chat", {"messages": [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]}]}),
     "messages[].tool_calls": ("chat", {"messages": [USER, {"role": "assistant", "content": None,
@@ -102,7 +108,7 @@ def without(body: dict[str, Any], field: str) -> dict[str, Any]:
 
 
 def arrivals(source: Api, table: Table, samples: dict[str, tuple[Operation, dict[str, Any]]]) -> list[str]:
-    return [name for name, (fate, _) in table.items() if fate in ("passed", "translated")
+    return [name for name, row in table.items() if row.fate in ("passed", "translated")
             and (source, name) not in ANSWER_SIDE]
 
 
@@ -124,13 +130,13 @@ def test_every_passed_or_translated_field_arrives(source: Api, table: Table,
             continue
         if name == "options.num_ctx":  # accepted (the window is known and large enough): nothing to send
             continue
-        assert sent != base, f"{name} is marked {table[name][0]} but does not reach the engine"
+        assert sent != base, f"{name} is marked {table[name].fate} but does not reach the engine"
 
 
 def test_answer_side_fields_are_known_fields() -> None:
     for source, name in ANSWER_SIDE:
         table = OLLAMA_TO_OPENAI if source == "ollama" else OPENAI_TO_OLLAMA
-        assert table[name][0] in ("passed", "translated")
+        assert table[name].fate in ("passed", "translated")
 
 
 # The two dialects: every passed or translated field changes the Chat Completions request made of it.
@@ -192,7 +198,7 @@ def test_every_passed_or_translated_dialect_field_arrives() -> None:
             (ANTHROPIC_TO_CHAT, ANTHROPIC_SAMPLES, {"model": "m", "max_tokens": 3,
                                                     "messages": [{"role": "user", "content": "hi"}]},
              anthropic_to_chat, set())):
-        names = [n for n, (fate, _) in table.items() if fate in ("passed", "translated") and n not in skip]
+        names = [n for n, row in table.items() if row.fate in ("passed", "translated") and n not in skip]
         missing = [n for n in names if n not in samples]
         assert not missing, f"give these fields a sample so their arrival is tested: {missing}"
         before = translate(dict(base))

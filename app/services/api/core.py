@@ -20,6 +20,7 @@ from app.services.errors import ConfigError
 from app.services.events import Event, NodeChanged
 from app.services.jobs.requester import requester_text
 from app.services.node import Node
+from app.services.upstream_facts import EngineFacts
 from app.settings import NodeSettings
 
 
@@ -79,10 +80,10 @@ class NodeApi:
 
     # -- engines ---------------------------------------------------------------------------------------------
 
-    def engines(self) -> list[dict[str, Any]]:
+    def engines(self) -> list[EngineFacts]:
         return self.node.engines.describe()
 
-    async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def engine_add(self, data: dict[str, Any], token: str | None) -> EngineFacts:
         return await self.node.engines.add(data, token)
 
     async def engine_remove(self, name: str) -> RemovedEngine:

@@ -3,12 +3,13 @@ front door's port, whether this home was greeted)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.services.firstrun.adopt import adopt, mark_welcomed, welcomed
 from app.services.firstrun.discover import FoundEngine
 from app.services.firstrun.offer import offers
 from app.services.firstrun.ports import frontdoor_free
+from app.services.upstream_facts import EngineFacts
 
 if TYPE_CHECKING:
     from app.services.node import Node
@@ -22,7 +23,7 @@ class FirstRunApi:
         """One look at loopback for engines not adopted yet (this node's front door left out)."""
         return await offers(self.node, ports)
 
-    async def adopt_engines(self, found: list[FoundEngine]) -> list[dict[str, Any]]:
+    async def adopt_engines(self, found: list[FoundEngine]) -> list[EngineFacts]:
         return await adopt(self.node.engines, found)
 
     def front_door_listen(self) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, TypedDict
 
+from app.services.upstream_facts import EngineFacts as EngineFacts  # the engine list's row, for the tray
+
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # typing's own from Python 3.13
 
@@ -139,7 +141,7 @@ class LocalNodeRow(TypedDict):
     kind: Literal["local"]
     online: bool
     os: str
-    engines: list[dict[str, Any]]
+    engines: list[EngineFacts]
     models: list[str]
     in_flight: int
     hardware: dict[str, Any]

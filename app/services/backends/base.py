@@ -17,14 +17,14 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 from app.services.backends.windows import context_length_of
 from app.services.jobs.requester import Requester
 from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
+from app.services.upstream_facts import UpstreamFacts, UpstreamKind
 
-UpstreamKind = Literal["engine", "peer", "rented"]
 # Between two chunks of a started stream; well under a minute, so a stalled upstream fails in seconds.
 DEFAULT_IDLE_TIMEOUT_S = 20.0
 
@@ -199,7 +199,7 @@ class Upstream(ABC):
     def load(self) -> float:
         return self.in_flight / max(self.capacity, 1)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> UpstreamFacts:
         return {"key": self.key, "kind": self.kind, "node": self.node_name, "in_flight": self.in_flight}
 
     async def aclose(self) -> None:

@@ -22,6 +22,7 @@ from app.services.backends.windows import (
 from app.services.errors import UpstreamError
 from app.services.outbound import make_client, outbound_ssl_context
 from app.services.translate.shapes import PATHS, Api
+from app.services.upstream_facts import EngineFacts
 from app.settings import EngineDecl
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class EngineUpstream(Upstream):
         self._streams = StreamClient(outbound_ssl_context(extra_ca))  # inference (the data plane)
         self._models: list[ModelEntry] = []
         self._shows: Shows = {}  # an Ollama engine's /api/show answers, by model and digest
+        self._embeds: dict[str, bool] = {}  # whether an OpenAI-API engine embeds with each model
         self.models_fetched_at = 0.0
         self.last_error: str | None = None
         # What /api/show said of each model (it does not change while the name stays): (num_ctx, trained).
@@ -82,7 +84,8 @@ class EngineUpstream(Upstream):
         self.last_error = None
         models = parse_model_list(self.decl.api, data)
         await self._learn_windows(models)
-        await add_engine_facts(self._client, self.decl.url, self._headers, self.decl.api, models, self._shows)
+        await add_engine_facts(self._client, self.decl.url, self._headers, self.decl.api, models, self._shows,
+                               self._embeds)
         self._models = models
         self.models_fetched_at = time.monotonic()
 
@@ -131,15 +134,6 @@ class EngineUpstream(Upstream):
             return None
         return answer if isinstance(answer, dict) else None
 
-    async def answers_embeddings(self, model: str) -> bool:
-        """Whether an OpenAI-API engine embeds with this model (a one-word probe, for /api/show)."""
-        try:
-            response = await self._client.post(self.decl.url + "/v1/embeddings", headers=self._headers,
-                                                     json={"model": model, "input": "probe"}, timeout=10.0)
-        except httpx.HTTPError:
-            return False
-        return response.status_code == 200
-
     async def open(self, request: UpstreamRequest) -> Opened:
         url = self.decl.url + PATHS[self.decl.api][request.operation]
         opened = await self._streams.open(
@@ -149,8 +143,9 @@ class EngineUpstream(Upstream):
         opened.serving_node, opened.serving_node_id, opened.engine = self.node_name, self.node_id, self.name
         return opened
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> EngineFacts:
         return {
+            "key": self.key, "kind": self.kind, "node": self.node_name,
             "name": self.name, "url": self.decl.url, "api": self.decl.api, "capacity": self.capacity,
             "first_byte_timeout_s": self.first_byte_timeout_s, "idle_timeout_s": self.idle_timeout_s,
             "in_flight": self.in_flight,

@@ -6,12 +6,16 @@ listings tell the truth through every hop (peers get them with the inventory):
   modelfile (which repeats the license) are left out, being long and of no use to a client's choice.
 - ``capabilities``: what an OpenAI-API engine says its model does: llama.cpp's /props
   (``chat_template_caps.supports_tools`` -> tools, ``modalities.vision`` -> vision).
+- ``embeds``: whether an OpenAI-API engine embeds with the model (one one-word /v1/embeddings
+  probe per model, when it is first listed), so a peer's /api/show says ``embedding`` as the owning
+  node's does: the peer never probes another node's engine itself.
 - ``loaded``: whether the engine holds the model loaded now: an Ollama engine's /api/ps row
   (``expires_at``, ``size_vram``); a model an OpenAI-API server lists is one it serves, loaded.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -47,8 +51,29 @@ def props_capabilities(props: dict[str, Any]) -> list[str]:
     return caps
 
 
+async def answers_embeddings(client: httpx.AsyncClient, url: str, headers: dict[str, str], model: str) -> bool | None:
+    """Whether an OpenAI-API engine embeds with this model; None when it could not be asked."""
+    try:
+        response = await client.post(url + "/v1/embeddings", headers=headers, json={"model": model, "input": "probe"},
+                                     timeout=10.0)
+    except httpx.HTTPError:
+        return None
+    return response.status_code == 200
+
+
+async def learn_embeddings(client: httpx.AsyncClient, url: str, headers: dict[str, str], models: list[ModelEntry],
+                           known: dict[str, bool]) -> None:
+    """``embeds`` into each model's details, asking the engine only of models it has not answered for."""
+    unseen = [e.name for e in models if e.name not in known]
+    answers = await asyncio.gather(*(answers_embeddings(client, url, headers, name) for name in unseen))
+    known.update({name: said for name, said in zip(unseen, answers, strict=True) if said is not None})
+    for entry in models:
+        if known.get(entry.name):
+            entry.details["embeds"] = True
+
+
 async def add_engine_facts(client: httpx.AsyncClient, url: str, headers: dict[str, str], api: Api,
-                           models: list[ModelEntry], shows: Shows) -> None:
+                           models: list[ModelEntry], shows: Shows, embeds: dict[str, bool]) -> None:
     if api == "ollama":
         ps = await _json(client, "GET", url + "/api/ps", headers)
         loaded = {row.get("name") or row.get("model"): row for row in (ps or {}).get("models") or []
@@ -66,6 +91,7 @@ async def add_engine_facts(client: httpx.AsyncClient, url: str, headers: dict[st
                 entry.details["loaded"] = {"expires_at": row.get("expires_at"), "size_vram": row.get("size_vram", 0)}
         return
     props = await _json(client, "GET", url + "/props", headers)
+    await learn_embeddings(client, url, headers, models, embeds)
     for entry in models:
         entry.details["loaded"] = {"expires_at": None, "size_vram": 0}
         if props is not None:

@@ -14,6 +14,7 @@ from app.services.errors import ConfigError, NotFound
 from app.services.events import EventBus, NodeChanged
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
+from app.services.upstream_facts import EngineFacts
 from app.settings import EngineDecl, NodeSettings, SettingsStore
 
 REFRESH_EVERY_S = 30.0
@@ -110,7 +111,7 @@ class EngineManager:
             self._refreshing = asyncio.ensure_future(self.refresh_all())
         await asyncio.shield(self._refreshing)
 
-    async def add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def add(self, data: dict[str, Any], token: str | None) -> EngineFacts:
         decl = _prepare(self.settings, data, token)
         _save_with_token(self.store, self.settings, decl, self.secrets, token)
         upstream = self._make(decl)
@@ -142,7 +143,7 @@ class EngineManager:
             await upstream.aclose()
         self.bus.publish(NodeChanged(node=self.node_name, reason=f"engine {name} removed"))
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[EngineFacts]:
         return [u.describe() for u in self.upstreams.values()]
 
     async def stop(self) -> None:

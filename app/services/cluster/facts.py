@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 # Model details a peer may see (the keys /api/tags and /v1/models rows are made of).
 DETAIL_KEYS = ("modified_at", "size", "digest", "details", "owned_by", "created",
-               "show", "capabilities", "loaded",  # the engine's own word on its model (backends/engine_facts.py)
+               "show", "capabilities", "loaded", "embeds",  # the engine's own word on its model (backends/engine_facts.py)
                "context_length")  # the largest window among the node's copies (routing/fit.py)
 INNER_DETAIL_KEYS = ("parent_model", "format", "family", "families", "parameter_size", "quantization_level")
 DEFAULT_FIRST_BYTE_S = 120.0

@@ -22,6 +22,7 @@ from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
 from app.services.keys.limit_text import limit_from_peer, refusal_from_peer
 from app.services.translate.shapes import Api
+from app.services.upstream_facts import PeerFacts
 
 # The peer may itself wait for a cold engine; give its answer a little longer than its own wait.
 FIRST_BYTE_MARGIN_S = 15.0
@@ -121,7 +122,7 @@ class PeerUpstream(Upstream):
         opened.engine = peer_facts.name(opened.headers.get("x-pairwise-engine")) or ""
         return opened
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> PeerFacts:
         return {"key": self.key, "kind": self.kind, "node": self.node_name, "in_flight": self.in_flight,
                 "remote_in_flight": self.remote_in_flight, "capacity": self.capacity,
                 "models": [m.name for m in self._models]}

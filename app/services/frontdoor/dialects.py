@@ -21,13 +21,13 @@ from app.services.keys.auth import caller_for, model_refusal
 from app.services.translate.anthropic_answer import AnthropicWriter, chat_to_message
 from app.services.translate.anthropic_answer import error_body as anthropic_error
 from app.services.translate.anthropic_request import anthropic_to_chat
+from app.services.translate.checks import InvalidRequest
 from app.services.translate.refusal import Unsupported
 from app.services.translate.resp_answer import chat_to_response, new_id, output_to_chat
 from app.services.translate.resp_request import responses_to_chat
 from app.services.translate.resp_store import ResponseStore
 from app.services.translate.resp_stream import ResponsesWriter
 from app.services.translate.shapes import error_body
-from app.services.translate.validate import InvalidRequest
 
 if TYPE_CHECKING:
     from app.services.frontdoor.context import DoorNode

@@ -87,9 +87,9 @@ def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
             passed = await upstream.show(entry.name)  # an Ollama engine's own answer, as it gave it
             if passed is not None:
                 return web.json_response(passed)
-            embedding = looks_like_embedding(entry.name) or await upstream.answers_embeddings(entry.name)
-        else:
-            embedding = looks_like_embedding(entry.name)  # a peer's or a rented model is never probed
+        # What the owning node's probe learnt of its engine (backends/engine_facts.py), ours or a peer's:
+        # this node never probes a peer's or a rented model, and a peer's word covers its own copy only.
+        embedding = looks_like_embedding(entry.name) or entry.details.get("embeds") is True
         return web.json_response(synthesized_show(entry.name, entry.details, embedding))
 
     async def v1_models(request: web.Request) -> web.Response:

@@ -41,6 +41,7 @@ from app.services.rented.per_token import RouterPrices, TokenPrice, estimate, pr
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
 from app.services.secrets import redact
 from app.services.translate.shapes import PATHS, Api, canonical_model
+from app.services.upstream_facts import RentedFacts
 
 if TYPE_CHECKING:
     from app.services.rented.route_hooks import RouteHooks
@@ -238,7 +239,7 @@ class RentedUpstream(Upstream):
             return f"off-LAN routing is denied for this caller ({caller.off_lan_rule}), and {self.name} is off-LAN"
         return self.ineligible_reason()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> RentedFacts:
         state, reason = self.status()
         return {"key": self.key, "kind": self.kind, "node": self.name, "label": LABEL, "state": state,
                 "reason": reason, "in_flight": self.in_flight}

@@ -8,41 +8,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.services.translate.fields import fate, is_empty
+from app.services.translate.fields import fate, is_empty, why
 from app.services.translate.fields_dialects import ANTHROPIC_TO_CHAT
 from app.services.translate.refusal import Unsupported
-from app.services.translate.validate import (
-    BOOL,
-    INT,
-    NUMBER,
-    OBJECT,
-    STRING,
-    fields,
-    list_of,
-    one_of,
-)
+from app.services.translate.validate import ANTHROPIC
 
 ChatMessage = dict[str, Any]
 DIALECT = "the Anthropic Messages API"
-
-BLOCKS = list_of(fields({"type": STRING}, required=("type",)), "content blocks")
-CHECK = fields({
-    "model": STRING, "max_tokens": INT, "stream": BOOL, "temperature": NUMBER, "top_p": NUMBER, "top_k": INT,
-    "system": one_of("a string or a list of text blocks", STRING, BLOCKS),
-    "messages": list_of(fields({"role": STRING, "content": one_of("a string or a list of content blocks",
-                                                                  STRING, BLOCKS)},
-                               required=("role", "content")), "message objects"),
-    "tools": list_of(fields({"name": STRING, "description": STRING, "input_schema": OBJECT, "type": STRING},
-                            required=("name",)), "tool objects"),
-    "tool_choice": fields({"type": STRING, "name": STRING, "disable_parallel_tool_use": BOOL}, required=("type",)),
-    "stop_sequences": list_of(STRING, "strings"),
-    "thinking": fields({"type": STRING, "budget_tokens": INT}, required=("type",)),
-    "output_config": fields({"effort": STRING, "format": fields({"type": STRING, "schema": OBJECT},
-                                                                required=("type", "schema"))}),
-}, required=("model", "messages"))
-
-COUNT_CHECK = fields(dict(CHECK.spec), required=("model", "messages"))
-CHECK.required = ("model", "max_tokens", "messages")
 
 
 def refuse(field: str, why: str) -> Unsupported:
@@ -50,11 +22,10 @@ def refuse(field: str, why: str) -> Unsupported:
 
 
 def validate_anthropic(body: dict[str, Any], counting: bool = False) -> None:
-    (COUNT_CHECK if counting else CHECK)(body, "")
+    ANTHROPIC["count" if counting else "create"](body, "")
     for name, value in body.items():
         if not is_empty(value) and fate(ANTHROPIC_TO_CHAT, name) == "refused":
-            raise refuse(name, ANTHROPIC_TO_CHAT.get(name, ("refused", "not a field of the Messages API "
-                                                                       "Pairwise knows"))[1])
+            raise refuse(name, why(ANTHROPIC_TO_CHAT, name, "not a field of the Messages API Pairwise knows"))
 
 
 def anthropic_to_chat(body: dict[str, Any], counting: bool = False) -> dict[str, Any]:

@@ -9,33 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.services.translate.fields import fate, is_empty
+from app.services.translate.checks import InvalidRequest
+from app.services.translate.fields import fate, is_empty, why
 from app.services.translate.fields_dialects import RESPONSES_TO_CHAT
 from app.services.translate.refusal import Unsupported
-from app.services.translate.validate import (
-    BOOL,
-    INT,
-    NUMBER,
-    OBJECT,
-    STRING,
-    InvalidRequest,
-    fields,
-    list_of,
-    one_of,
-)
+from app.services.translate.validate import RESPONSES
 
 ChatMessage = dict[str, Any]
-
-CHECK = fields({
-    "model": STRING, "instructions": STRING, "previous_response_id": STRING, "store": BOOL, "stream": BOOL,
-    "input": one_of("a string or a list of input items", STRING, list_of(OBJECT, "input items")),
-    "tools": list_of(fields({"type": STRING}, required=("type",)), "tool objects"),
-    "tool_choice": one_of("\"none\", \"auto\", \"required\" or a tool object", STRING, OBJECT),
-    "parallel_tool_calls": BOOL, "max_output_tokens": INT, "temperature": NUMBER, "top_p": NUMBER,
-    "text": fields({"format": fields({"type": STRING, "name": STRING, "schema": OBJECT, "strict": BOOL},
-                                     required=("type",))}),
-    "reasoning": fields({"effort": STRING, "summary": STRING}),
-}, required=("model",))
 
 
 def refuse(field: str, why: str) -> Unsupported:
@@ -43,11 +23,10 @@ def refuse(field: str, why: str) -> Unsupported:
 
 
 def validate_responses(body: dict[str, Any]) -> None:
-    CHECK(body, "")
+    RESPONSES(body, "")
     for name, value in body.items():
         if not is_empty(value) and fate(RESPONSES_TO_CHAT, name) == "refused":
-            why = RESPONSES_TO_CHAT.get(name, ("refused", "not a field of the Responses API Pairwise knows"))[1]
-            raise refuse(name, why)
+            raise refuse(name, why(RESPONSES_TO_CHAT, name, "not a field of the Responses API Pairwise knows"))
 
 
 def responses_to_chat(body: dict[str, Any], history: list[ChatMessage]) -> dict[str, Any]:

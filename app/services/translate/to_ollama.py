@@ -6,21 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.services.translate.fields import OPENAI_TO_OLLAMA, fate, is_empty
+from app.services.translate.fields import OPENAI_TO_OLLAMA, copies, fate, is_empty
+from app.services.translate.fields import why as table_why
 from app.services.translate.forced import forced_format, forced_functions
 from app.services.translate.images import base64_of
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.shapes import Operation, wants_stream
 from app.services.translate.tool_calls import names_by_id, openai_calls_to_ollama
 
-TO_OPTIONS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "seed": "seed",
-              "stop": "stop", "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
-              "max_tokens": "num_predict", "max_completion_tokens": "num_predict"}
+# field -> the Ollama option it is copied to
+TO_OPTIONS = {name: to.removeprefix("options.") for name, to in copies(OPENAI_TO_OLLAMA).items()
+              if to.startswith("options.")}
 
 
 def refuse(field: str, why: str | None = None) -> Untranslatable:
-    return Untranslatable(field, "ollama", why or OPENAI_TO_OLLAMA.get(field, ("refused", ""))[1]
-                          or "the Ollama API has no such field")
+    return Untranslatable(field, "ollama", why or table_why(OPENAI_TO_OLLAMA, field, "the Ollama API has no such field"))
 
 
 def openai_to_ollama(operation: Operation, body: dict[str, Any], model: str) -> dict[str, Any]:

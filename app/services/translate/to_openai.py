@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.services.translate.fields import ENGINE_NAMES, OLLAMA_TO_OPENAI, fate, is_empty
+from app.services.translate.fields import ENGINE_NAMES, OLLAMA_TO_OPENAI, copies, fate, is_empty, why
 from app.services.translate.images import data_url
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.shapes import Operation, wants_stream
 from app.services.translate.tool_calls import ToolCallIds, ollama_calls_to_openai
 
-SAME_OPTIONS = ("temperature", "top_p", "seed", "stop", "presence_penalty", "frequency_penalty", "top_k", "min_p",
-                "repeat_penalty")
+SAME_OPTIONS = copies(OLLAMA_TO_OPENAI, "options.")  # option -> the OpenAI field it is copied to
 
 
 def refuse_unknown(body: dict[str, Any], prefix: str = "") -> None:
@@ -24,8 +23,7 @@ def refuse_unknown(body: dict[str, Any], prefix: str = "") -> None:
         if is_empty(value):
             continue
         if fate(OLLAMA_TO_OPENAI, path) == "refused":
-            why = OLLAMA_TO_OPENAI.get(path, ("refused", "the OpenAI API has no such field"))[1]
-            raise Untranslatable(path, "openai", why)
+            raise Untranslatable(path, "openai", why(OLLAMA_TO_OPENAI, path, "the OpenAI API has no such field"))
 
 
 def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
@@ -45,7 +43,7 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
             out["tools"] = body["tools"]
     else:
         if body.get("images"):
-            raise Untranslatable("images", "openai", OLLAMA_TO_OPENAI["images"][1])
+            raise Untranslatable("images", "openai", OLLAMA_TO_OPENAI["images"].how)
         prompt = body.get("prompt") or ""
         out["prompt"] = f"{body['system']}\n\n{prompt}" if body.get("system") else prompt
         if body.get("suffix"):
@@ -77,7 +75,7 @@ def options_to_openai(options: dict[str, Any], context_length: int | None,
         if is_empty(value):
             continue
         if name in SAME_OPTIONS:
-            out[own_names.get(f"options.{name}", name)] = value
+            out[own_names.get(f"options.{name}", SAME_OPTIONS[name])] = value
         elif name == "num_predict":
             if value >= 0:  # -1 (and -2): as long as the model goes, OpenAI's default
                 out["max_tokens"] = value
@@ -87,8 +85,8 @@ def options_to_openai(options: dict[str, Any], context_length: int | None,
             # window is routing's question (routing/fit.py), asked of the request's real size.
             continue
         elif fate(OLLAMA_TO_OPENAI, f"options.{name}") != "dropped":
-            why = OLLAMA_TO_OPENAI.get(f"options.{name}", ("refused", "no OpenAI counterpart"))[1]
-            raise Untranslatable(f"options.{name}", "openai", why or "no OpenAI counterpart")
+            raise Untranslatable(f"options.{name}", "openai", why(OLLAMA_TO_OPENAI, f"options.{name}",
+                                                                  "no OpenAI counterpart"))
     return out
 
 
