@@ -32,7 +32,7 @@ def test_every_field_has_a_fate_and_refusals_say_why() -> None:
 def test_the_readme_shows_each_fields_check() -> None:
     text = markdown()
     assert "| `options.temperature` | a number | passed |" in text
-    assert "| `temperature` | a number from 0 to 2 (/v1/chat/completions, /v1/completions) | translated |" in text
+    assert "| `n` | an integer from 1 to 128 (/v1/chat/completions, /v1/completions) | translated |" in text
     assert "| `max_tokens` | an integer of at least 1, required (/v1/messages) | passed |" in text
 
 

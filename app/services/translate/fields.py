@@ -44,7 +44,6 @@ from app.services.translate.checks import (
     choice,
     fields,
     integer,
-    number,
 )
 
 Fate = Literal["passed", "translated", "dropped", "refused"]
@@ -152,7 +151,10 @@ RESPONSE_FORMAT = fields({"type": choice("text", "json_object", "json_schema"),
 SAMPLING = ("chat", "complete")
 
 # OpenAI caller -> Ollama-API engine (/v1/chat/completions, /v1/completions, /v1/embeddings).
-# The checks and ranges are OpenAI's own (https://platform.openai.com/docs/api-reference).
+# The type checks are OpenAI's own (https://platform.openai.com/docs/api-reference). Sampling values
+# are not range-checked: Ollama, whose address this is, passes temperature 2.5 or top_p 1.5 to its
+# engine, and apps written against it send them; the engine decides. Ranges stay where a value
+# has no meaning at all (n, the log-probability counts).
 OPENAI_TO_OLLAMA: Table = {
     "model": F("translated", "the engine's name for the model; answers carry the name the caller sent", MODEL,
                required=True),
@@ -178,15 +180,15 @@ OPENAI_TO_OLLAMA: Table = {
     "response_format": F("translated", "json_object -> format \"json\"; json_schema -> format schema",
                          RESPONSE_FORMAT, on=CHAT),
     "reasoning_effort": F("translated", "think level", STRING, on=CHAT),
-    "temperature": F("translated", "options.temperature", number(0, 2), on=SAMPLING, to="options.temperature"),
-    "top_p": F("translated", "options.top_p", number(0, 1), on=SAMPLING, to="options.top_p"),
+    "temperature": F("translated", "options.temperature", NUMBER, on=SAMPLING, to="options.temperature"),
+    "top_p": F("translated", "options.top_p", NUMBER, on=SAMPLING, to="options.top_p"),
     "top_k": F("translated", "options.top_k", INT, on=SAMPLING, to="options.top_k"),
     "min_p": F("translated", "options.min_p", NUMBER, on=SAMPLING, to="options.min_p"),
     "seed": F("translated", "options.seed", INT, on=SAMPLING, to="options.seed"),
     "stop": F("translated", "options.stop", STOP, on=SAMPLING, to="options.stop"),
-    "presence_penalty": F("translated", "options.presence_penalty", number(-2, 2), on=SAMPLING,
+    "presence_penalty": F("translated", "options.presence_penalty", NUMBER, on=SAMPLING,
                           to="options.presence_penalty"),
-    "frequency_penalty": F("translated", "options.frequency_penalty", number(-2, 2), on=SAMPLING,
+    "frequency_penalty": F("translated", "options.frequency_penalty", NUMBER, on=SAMPLING,
                            to="options.frequency_penalty"),
     "max_tokens": F("translated", "options.num_predict", INT, on=SAMPLING, to="options.num_predict"),
     "max_completion_tokens": F("translated", "options.num_predict", INT, on=CHAT, to="options.num_predict"),

@@ -14,6 +14,7 @@ from app.services.translate.checks import (
     BOOL,
     INT,
     MODEL,
+    NUMBER,
     OBJECT,
     STRING,
     STRINGS,
@@ -21,7 +22,6 @@ from app.services.translate.checks import (
     fields,
     integer,
     list_of,
-    number,
     one_of,
 )
 from app.services.translate.fields import F, Table
@@ -61,8 +61,8 @@ RESPONSES_TO_CHAT: Table = {
     "parallel_tool_calls": F("passed", "", BOOL),
     "text": F("translated", "text.format json_schema / json_object -> response_format; text as is", TEXT),
     "max_output_tokens": F("translated", "max_tokens", integer(1)),
-    "temperature": F("passed", "", number(0, 2)),
-    "top_p": F("passed", "", number(0, 1)),
+    "temperature": F("passed", "", NUMBER),
+    "top_p": F("passed", "", NUMBER),
     "reasoning": F("translated", "reasoning.effort -> reasoning_effort (minimal -> low; none -> not asked)", REASONING),
     "stream": F("translated", "stream, with usage asked for the job's token counts", BOOL),
     "metadata": F("dropped", "OpenAI's storage tags", OBJECT),
@@ -97,8 +97,8 @@ ANTHROPIC_TO_CHAT: Table = {
     "tool_choice": F("translated", "auto, any -> required, tool -> a named function, none; "
                                   "disable_parallel_tool_use -> parallel_tool_calls false", TOOL_CHOICE),
     "stop_sequences": F("translated", "stop", STRINGS),
-    "temperature": F("passed", "", number(0, 1)),
-    "top_p": F("passed", "", number(0, 1)),
+    "temperature": F("passed", "", NUMBER),
+    "top_p": F("passed", "", NUMBER),
     "top_k": F("passed", "as top_k (llama.cpp, vLLM and Ollama read it)", integer(0)),
     "thinking": F("translated", "enabled -> reasoning_effort by budget_tokens (under 4096 low, under 16384 "
                                "medium, else high); adaptive, between_tools -> medium; disabled -> not asked", THINKING),
