@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from app.services.api.batch import BatchApi
 from app.services.api.cluster import ClusterApi
@@ -15,10 +15,9 @@ from app.services.api.keys import KeysApi
 from app.services.api.models import ModelsApi
 from app.services.api.rented import RentedApi
 from app.services.api.rows import NodeRow, RentedActionRow
-from app.services.api.snapshots import NodeStatus, RemovedEngine, SettingsRow
+from app.services.api.snapshots import EngineRow, JobRow, NodeStatus, RemovedEngine, SettingsRow
 from app.services.errors import ConfigError
 from app.services.events import Event, NodeChanged
-from app.services.jobs.requester import requester_text
 from app.services.node import Node
 from app.settings import NodeSettings
 
@@ -64,26 +63,23 @@ class NodeApi:
 
     def _own_detail(self, row: NodeRow, local: dict[str, RentedActionRow]) -> NodeRow:
         """This node's own rented row in place of its shared fact (which it holds, in the same order)."""
-        seen: Mapping[str, Any] = row  # a peer's relayed row may lack any key
+        seen: Mapping[str, object] = row  # a peer's relayed row may lack any key
         name = seen.get("name")
         if seen.get("kind") == "rented" and name in local and seen.get("sponsor_id") == self.node.node_id:
             return local[name]
         return row
 
-    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[JobRow]:
         """Workload records, newest first, each with ``requester_text`` (who asked, as one line)."""
-        rows = [j.to_json() for j in self.node.jobs.list(active_only=active_only, limit=limit)]
-        for row in rows:
-            row["requester_text"] = requester_text(row)
-        return rows
+        return [j.row() for j in self.node.jobs.list(active_only=active_only, limit=limit)]
 
     # -- engines ---------------------------------------------------------------------------------------------
 
-    def engines(self) -> list[dict[str, Any]]:
+    def engines(self) -> list[EngineRow]:
         return self.node.engines.describe()
 
-    async def engine_add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
-        return await self.node.engines.add(data, token)
+    async def engine_add(self, data: Mapping[str, object], token: str | None) -> EngineRow:
+        return await self.node.engines.add(dict(data), token)
 
     async def engine_remove(self, name: str) -> RemovedEngine:
         await self.node.engines.remove(name)

@@ -3,8 +3,9 @@ front door's port, whether this home was greeted)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from app.services.api.snapshots import EngineRow
 from app.services.firstrun.adopt import adopt, mark_welcomed, welcomed
 from app.services.firstrun.discover import FoundEngine
 from app.services.firstrun.offer import offers
@@ -22,7 +23,7 @@ class FirstRunApi:
         """One look at loopback for engines not adopted yet (this node's front door left out)."""
         return await offers(self.node, ports)
 
-    async def adopt_engines(self, found: list[FoundEngine]) -> list[dict[str, Any]]:
+    async def adopt_engines(self, found: list[FoundEngine]) -> list[EngineRow]:
         return await adopt(self.node.engines, found)
 
     def front_door_listen(self) -> str:

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
-from app.services.api.snapshots import DoorCert, LanStatus, RequestersSummary
+from pydantic import Field
+
+from app.services.api.changes import Change
+from app.services.api.snapshots import (
+    DoorCert,
+    KeyListRow,
+    KeyRow,
+    LanStatus,
+    NewKeyRow,
+    RequestersSummary,
+    SpendTodayRow,
+)
 from app.services.errors import FeatureMissing
 from app.services.keys.limits import today_text
 from app.services.keys.peer_limits import parse_peer_values, peer_text, replacing, split_items
@@ -16,7 +27,17 @@ if TYPE_CHECKING:
 
 
 # How the tray reads and writes per-peer limits and spend, the same way the CLI does.
-__all__ = ["KeysApi", "parse_peer_values", "peer_text", "replacing", "split_items", "today_text"]
+__all__ = ["KeysApi", "NewKey", "parse_peer_values", "peer_text", "replacing", "split_items", "today_text"]
+
+
+class NewKey(Change):
+    """A key to make (``pairwise keys create``, ``POST /keys``, the Keys view)."""
+
+    name: str
+    models: builtins.list[str] = Field(default_factory=builtins.list)  # fnmatch patterns; empty = every model
+    off_lan: Literal["allow", "deny"] = "allow"
+    usd_per_day: float | None = None  # spend cap on rented nodes per UTC day (the store checks the ranges)
+    requests_per_min: int | None = None  # to rented nodes
 
 
 class KeysApi:
@@ -33,17 +54,16 @@ class KeysApi:
         service = self.node.requesters
         return service.summary() if service is not None else None
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[KeyListRow]:
         service = self.node.requesters
         return service.list_keys() if service is not None else []
 
-    def create(self, name: str, *, models: builtins.list[str] | None = None, off_lan: str = "allow",
-               usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
+    def create(self, new: NewKey) -> NewKeyRow:
         """The new key's record with ``key``: the only time the key itself is seen."""
-        return self._service().create_key(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
-                                          requests_per_min=requests_per_min)
+        return self._service().create_key(new.name, models=new.models, off_lan=new.off_lan,
+                                          usd_per_day=new.usd_per_day, requests_per_min=new.requests_per_min)
 
-    def revoke(self, name: str) -> dict[str, Any]:
+    def revoke(self, name: str) -> KeyRow:
         return self._service().revoke_key(name)
 
     def lan_status(self) -> LanStatus | None:
@@ -56,7 +76,7 @@ class KeysApi:
     def door_cert(self) -> DoorCert:
         return self._service().door_cert()
 
-    def today(self, rented: str) -> builtins.list[dict[str, Any]]:
+    def today(self, rented: str) -> builtins.list[SpendTodayRow]:
         """Spend today on one of this node's rented nodes, by requesting node."""
         service = self.node.requesters
         return service.today(rented) if service is not None else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -23,6 +23,9 @@ from app.services.errors import UpstreamError
 from app.services.outbound import make_client, outbound_ssl_context
 from app.services.translate.shapes import PATHS, Api
 from app.settings import EngineDecl
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import EngineRow
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +152,8 @@ class EngineUpstream(Upstream):
         opened.serving_node, opened.serving_node_id, opened.engine = self.node_name, self.node_id, self.name
         return opened
 
-    def describe(self) -> dict[str, Any]:
+    def row(self) -> EngineRow:
+        """This engine as ``pairwise engines`` shows it."""
         return {
             "name": self.name, "url": self.decl.url, "api": self.decl.api, "capacity": self.capacity,
             "first_byte_timeout_s": self.first_byte_timeout_s, "idle_timeout_s": self.idle_timeout_s,

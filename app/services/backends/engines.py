@@ -4,7 +4,7 @@ keyring, live upstreams in the registry, model lists kept fresh."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -15,6 +15,9 @@ from app.services.events import EventBus, NodeChanged
 from app.services.routing.registry import UpstreamRegistry
 from app.services.secrets import SecretStore
 from app.settings import EngineDecl, NodeSettings, SettingsStore
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import EngineRow
 
 REFRESH_EVERY_S = 30.0
 
@@ -110,14 +113,14 @@ class EngineManager:
             self._refreshing = asyncio.ensure_future(self.refresh_all())
         await asyncio.shield(self._refreshing)
 
-    async def add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]:
+    async def add(self, data: dict[str, Any], token: str | None) -> EngineRow:
         decl = _prepare(self.settings, data, token)
         _save_with_token(self.store, self.settings, decl, self.secrets, token)
         upstream = self._make(decl)
         self._install(upstream)
         await upstream.refresh_models()
         self.bus.publish(NodeChanged(node=self.node_name, reason=f"engine {decl.name} added"))
-        return upstream.describe()
+        return upstream.row()
 
     async def remove(self, name: str) -> None:
         decl = self.settings.engine(name)
@@ -142,8 +145,8 @@ class EngineManager:
             await upstream.aclose()
         self.bus.publish(NodeChanged(node=self.node_name, reason=f"engine {name} removed"))
 
-    def describe(self) -> list[dict[str, Any]]:
-        return [u.describe() for u in self.upstreams.values()]
+    def describe(self) -> list[EngineRow]:
+        return [u.row() for u in self.upstreams.values()]
 
     async def stop(self) -> None:
         for task in (self._task, self._refreshing):

@@ -11,18 +11,21 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.home import Home, write_private
 from app.services.firstrun.discover import FoundEngine
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import EngineRow
 
 
 class Engines(Protocol):
     """What adopting needs of the node's EngineManager."""
 
-    async def add(self, data: dict[str, Any], token: str | None) -> dict[str, Any]: ...
+    async def add(self, data: dict[str, Any], token: str | None) -> EngineRow: ...
 
-    def describe(self) -> list[dict[str, Any]]: ...
+    def describe(self) -> list[EngineRow]: ...
 
 
 def read_notes(home: Home) -> dict[str, Any]:
@@ -66,7 +69,7 @@ def welcomed(home: Home) -> bool:
 
 
 def adopted_urls(engines: Engines) -> set[str]:
-    return {str(e.get("url", "")).rstrip("/") for e in engines.describe()}
+    return {e["url"].rstrip("/") for e in engines.describe()}
 
 
 def free_name(wanted: str, taken: set[str], url: str) -> str:
@@ -86,10 +89,10 @@ def not_adopted(found: Sequence[FoundEngine], engines: Engines) -> list[FoundEng
     return [f for f in found if f.url.rstrip("/") not in have]
 
 
-async def adopt(engines: Engines, found: Sequence[FoundEngine]) -> list[dict[str, Any]]:
+async def adopt(engines: Engines, found: Sequence[FoundEngine]) -> list[EngineRow]:
     """Add each found engine not adopted yet; returns what ``engines add`` described for each."""
     added = []
-    taken = {str(e.get("name")) for e in engines.describe()}
+    taken = {e["name"] for e in engines.describe()}
     for engine in not_adopted(found, engines):
         name = free_name(engine.name, taken, engine.url)
         added.append(await engines.add(engine.declaration(name), None))
@@ -97,15 +100,15 @@ async def adopt(engines: Engines, found: Sequence[FoundEngine]) -> list[dict[str
     return added
 
 
-async def keep_ollama_promise(home: Home, engines: Engines) -> dict[str, Any] | None:
+async def keep_ollama_promise(home: Home, engines: Engines) -> EngineRow | None:
     """Once the front door is ours: adopt Ollama where it was asked to move (if not adopted yet)."""
     moved = pending_ollama_move(home)
     if moved is None:
         return None
     url = f"http://{moved}"
-    described: dict[str, Any] | None = None
+    described: EngineRow | None = None
     if url not in adopted_urls(engines):
-        taken = {str(e.get("name")) for e in engines.describe()}
+        taken = {e["name"] for e in engines.describe()}
         described = await engines.add({"name": free_name("ollama", taken, url), "url": url, "api": "ollama"}, None)
     clear_ollama_move(home)
     return described

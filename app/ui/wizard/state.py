@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol
 
+from app.services.api.hf import HardwareOffer
+
 
 class Page(IntEnum):
     INTRO = 0
@@ -25,7 +27,7 @@ class Choice:
     namespaces: list[str] = field(default_factory=list)
     namespace: str | None = None
     model: str | None = None
-    hardware: dict[str, Any] | None = None
+    hardware: HardwareOffer | None = None  # a FlavorOffer for a batch window
     params: dict[str, Any] | None = None
     plan: dict[str, Any] | None = None
     window: str | None = None  # a batch window's length ("120m"); None for an endpoint
