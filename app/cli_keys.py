@@ -10,18 +10,21 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
 from app.home import Home
-from app.services.api.keys import NewKey
+from app.services.api.changes import NewKey
 from app.services.api.snapshots import KeyListRow, KeyRow, NewKeyRow
 from app.services.keys.service import KEYS_FILE
 from app.services.keys.store import KeyStore
 
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
-def register(sub: Any) -> None:
+
+def register(sub: Commands) -> None:
     keys: argparse.ArgumentParser = sub.add_parser("keys", help="named keys for apps and devices (Bearer pw-...)")
     ksub = keys.add_subparsers(dest="keys_command", required=True)
     create = ksub.add_parser("create", help="make a key and print it once")

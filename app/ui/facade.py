@@ -16,8 +16,8 @@ from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
+from app.services.api.changes import NewKey, SettingsChange
 from app.services.api.hf import CatalogRow, HardwareOffer, HfAccount
-from app.services.api.keys import NewKey
 from app.services.api.models import ModelRow, SuggestionRow
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import (
@@ -33,6 +33,7 @@ from app.services.api.snapshots import (
     PeerRow,
     PinRow,
     RequestersSummary,
+    SettingsRow,
     SpendTodayRow,
     UnpairedRow,
 )
@@ -215,8 +216,8 @@ class NodeFacade:
 
     # -- settings, engines, cluster --------------------------------------------------------------------------
 
-    async def set_off_lan(self, policy: str) -> None:
-        await self.api.set_off_lan(policy)
+    async def change_settings(self, change: SettingsChange) -> SettingsRow:
+        return await self.api.change_settings(change)
 
     async def engine_add(self, data: Mapping[str, object], token: str | None) -> EngineRow:
         return await self.api.engine_add(data, token)

@@ -9,7 +9,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QMessageBox
 
-from app.services.api.batch import BatchOrder
+from app.services.api.changes import BatchOrder
 from app.ui import dialogs
 from app.ui.views.batches import COLUMNS
 from tests.ui.conftest import until

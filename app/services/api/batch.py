@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 from typing import TypedDict
 
-from app.services.api.changes import Change
+from app.services.api.changes import BatchOrder
 from app.services.api.snapshots import DeletedBatch
 from app.services.backends.base import Caller
 from app.services.batch.money import parse_budget
@@ -23,16 +23,6 @@ __all__ = ["BatchApi", "BatchObject", "BatchOrder", "BatchStarted"]  # BatchObje
 MAX_INLINE_BYTES = 200 * 1024 * 1024
 
 
-class BatchOrder(Change):
-    """A batch to plan or run, as ``pairwise batch plan|run``, ``POST /batches`` and the tray send it."""
-
-    content: str = ""  # the JSONL text
-    filename: str | None = None
-    deadline: str | None = None  # a duration: 2h, 90m
-    budget_usd: str | float | None = None
-    rent: bool = False  # rent the batch window the plan proposes when the deadline cannot be met here
-    completion_window: str | None = None
-    endpoint: str | None = None
 
 
 class BatchStarted(TypedDict):

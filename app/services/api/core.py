@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal
 
 from app.services.api.batch import BatchApi
+from app.services.api.changes import SettingsChange
 from app.services.api.cluster import ClusterApi
 from app.services.api.first_run import FirstRunApi
 from app.services.api.hf import HfApi
@@ -93,6 +94,13 @@ class NodeApi:
 
     def off_lan_policy(self) -> str:
         return self.node.settings.off_lan
+
+    async def change_settings(self, change: SettingsChange) -> SettingsRow:
+        """``PATCH /settings``, ``pairwise settings ...`` and the Settings view: each setting given is
+        checked, then all are saved at once (or none), then they take effect."""
+        if change.off_lan is not None:
+            await self.set_off_lan(change.off_lan)
+        return self.settings()
 
     async def set_off_lan(self, policy: str) -> SettingsRow:
         """allow | deny: whether prompts that start on this node may be served off the LAN (rented nodes)."""

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import Field
-
-from app.services.api.changes import Change
+from app.services.api.changes import NewKey
 from app.services.api.snapshots import (
     DoorCert,
     KeyListRow,
@@ -30,14 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["KeysApi", "NewKey", "parse_peer_values", "peer_text", "replacing", "split_items", "today_text"]
 
 
-class NewKey(Change):
-    """A key to make (``pairwise keys create``, ``POST /keys``, the Keys view)."""
-
-    name: str
-    models: builtins.list[str] = Field(default_factory=builtins.list)  # fnmatch patterns; empty = every model
-    off_lan: Literal["allow", "deny"] = "allow"
-    usd_per_day: float | None = None  # spend cap on rented nodes per UTC day (the store checks the ranges)
-    requests_per_min: int | None = None  # to rented nodes
 
 
 class KeysApi:

@@ -16,8 +16,8 @@ import json
 
 from aiohttp import web
 
-from app.services.api.batch import BatchApi, BatchOrder
-from app.services.api.changes import parsed
+from app.services.api.batch import BatchApi
+from app.services.api.changes import BatchOrder, parsed
 from app.services.batch.service import BatchInvalid
 from app.services.frontdoor.control import Handler, json_body, query_flag, query_int
 

@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from app.services.api.changes import parsed
-from app.services.api.keys import KeysApi, NewKey
+from app.services.api.changes import NewKey, parsed
+from app.services.api.keys import KeysApi
 from app.services.errors import ConfigError, FeatureMissing
 from app.services.frontdoor.control import json_body
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.services.api.keys import NewKey
+from app.services.api.changes import NewKey
 from app.services.api.snapshots import KeyListRow
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
