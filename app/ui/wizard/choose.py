@@ -5,8 +5,6 @@ GPUs that cannot be rented now are listed, greyed, with the reason."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,6 +26,7 @@ from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling
 from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
+from app.ui.wizard.state import state_of
 from app.ui.wizard.window import WINDOW, KindChoice, flavor_of, flavor_row, window_preview
 
 SEARCH_DELAY_MS = 300
@@ -125,7 +124,7 @@ class ModelPage(QWizardPage):
         return len(parts) == 2 and all(parts)
 
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         wizard.choice.model = self.model()
         return True
 
@@ -176,7 +175,7 @@ class GpuPage(QWizardPage):
         self.loads = 0
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         names = wizard.choice.namespaces
         self.namespace.blockSignals(True)
         self.namespace.clear()
@@ -206,7 +205,7 @@ class GpuPage(QWizardPage):
         self.tasks.spawn(run(), name="hardware", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
 
     def need_gb(self) -> float | None:
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         model = wizard.choice.model if wizard is not None else None
         return memory_needed_gb(model) if model else None
 
@@ -262,7 +261,7 @@ class GpuPage(QWizardPage):
         self.kind.preview.setText(window_preview(flavor_of(row), self.kind.hours.value()))
 
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         wizard.choice.hardware = self.selected()
         wizard.choice.namespace = self.namespace.currentText() or None
         wizard.choice.window = self.kind.window_text() if self.kind.kind == WINDOW else None
