@@ -40,7 +40,7 @@ def register(sub: Commands) -> None:
     suggest.set_defaults(handler=cmd_suggest)
 
 
-def _window(value: Any) -> str:
+def _window(value: object) -> str:
     return str(value) if isinstance(value, int) else "unknown"
 
 

@@ -136,7 +136,7 @@ class BatchService:
     # -- batches ---------------------------------------------------------------------------------------------
 
     def create(self, *, input_file_id: Any, endpoint: Any, completion_window: Any = DEFAULT_WINDOW,
-               metadata: Any = None, requester: Requester, allow_off_lan: bool = True,
+               metadata: object = None, requester: Requester, allow_off_lan: bool = True,
                off_lan_rule: str = "setting off_lan: deny", key_models: list[str] | None = None,
                rented_window: str | None = None) -> BatchObject:
         """A batch of the lines of an uploaded file; ``rented_window``: the batch window rented for
@@ -386,7 +386,7 @@ class BatchService:
         self.money.finished(batch_id)
 
 
-def _metadata(metadata: Any) -> dict[str, str]:
+def _metadata(metadata: object) -> dict[str, str]:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict) or len(metadata) > MAX_METADATA_KEYS:
