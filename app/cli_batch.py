@@ -14,18 +14,21 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
+
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
 FINAL = ("completed", "failed", "cancelled", "expired")
 TIMEOUT_S = 300.0
 BAR = 30
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     batch: argparse.ArgumentParser = sub.add_parser("batch", help="batches of requests over the whole cluster")
     bsub = batch.add_subparsers(dest="batch_command", required=True)
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
 from app.services.text_safety import printable as clean
 
+if TYPE_CHECKING:
+    from app.cli_common import Commands
+
 JOIN_TIMEOUT_S = 45.0  # the node gives the exchange 30 s
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     pair: argparse.ArgumentParser = sub.add_parser("pair", help="pair nodes by PIN; list or remove paired nodes")
     psub = pair.add_subparsers(dest="pair_command", required=True)
     invite = psub.add_parser("invite", help="show a six-digit PIN another node can join with")

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from app.home import Home, resolve_home
 from app.services.text_safety import printable
 
+if TYPE_CHECKING:
+    import argparse
 
-def home_of(args: Any) -> Home:
+    # What ``add_subparsers`` returns: each command module adds its commands to it.
+    Commands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def home_of(args: argparse.Namespace) -> Home:
     return Home(resolve_home(getattr(args, "home", None)))
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
@@ -25,7 +32,7 @@ def read_token_stdin() -> str:
     return token
 
 
-def table(rows: list[list[Any]], headers: list[str]) -> str:
+def table(rows: Sequence[Sequence[object]], headers: list[str]) -> str:
     """Rows as aligned columns; every cell made printable (rows carry what peers and engines wrote)."""
     rows = [[printable(c) for c in row] for row in rows]
     widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]

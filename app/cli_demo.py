@@ -16,6 +16,7 @@ from app.home import Home, resolve_home
 from app.services.platform.signals import stop_event
 
 if TYPE_CHECKING:
+    from app.cli_common import Commands
     from app.services.node import Node
 
 BANNER = """\
@@ -39,7 +40,7 @@ Ctrl-C stops the demo (a running simulated GPU is paused first, as with a real o
 """
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "demo", help="try everything against a simulated Hugging Face (no account, no cost)")
     parser.add_argument("--listen", default=None, help="front door HOST:PORT (default 127.0.0.1:11434)")

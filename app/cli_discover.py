@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli_common import home_of, print_json
 from app.control_client import ControlClient
@@ -18,8 +18,11 @@ from app.services.errors import ConfigError
 from app.services.firstrun.adopt import free_name
 from app.services.firstrun.discover import FoundEngine, default_ports, describe, discover
 
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
-def add_discover_parser(esub: Any) -> None:
+
+def add_discover_parser(esub: Commands) -> None:
     disc = esub.add_parser("discover", help="find engines on this machine's usual ports (Ollama, LM Studio, "
                                             "llama.cpp, LocalAI, vLLM, Jan, text-generation-webui)")
     disc.add_argument("--add", action="store_true", help="adopt every engine found that is not adopted yet")

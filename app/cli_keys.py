@@ -10,16 +10,21 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
 from app.home import Home
+from app.services.api.changes import NewKey
+from app.services.api.snapshots import KeyListRow, KeyRow, NewKeyRow
 from app.services.keys.service import KEYS_FILE
 from app.services.keys.store import KeyStore
 
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
-def register(sub: Any) -> None:
+
+def register(sub: Commands) -> None:
     keys: argparse.ArgumentParser = sub.add_parser("keys", help="named keys for apps and devices (Bearer pw-...)")
     ksub = keys.add_subparsers(dest="keys_command", required=True)
     create = ksub.add_parser("create", help="make a key and print it once")
@@ -52,7 +57,7 @@ def _when(at: float | None) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC") if at else "-"
 
 
-def _limits(row: dict[str, Any]) -> str:
+def _limits(row: KeyRow) -> str:
     parts = []
     if row.get("usd_per_day") is not None:
         parts.append(f"${row['usd_per_day']:g}/day")
@@ -71,14 +76,15 @@ def run_keys(args: argparse.Namespace) -> int:
     home = home_of(args)
     running = ControlClient.runtime(home) is not None
     if args.keys_command == "create":
-        body = {"name": args.name, "models": args.models, "off_lan": args.off_lan,
-                "usd_per_day": args.usd_per_day, "requests_per_min": args.requests_per_min}
+        new = NewKey(name=args.name, models=args.models, off_lan=args.off_lan, usd_per_day=args.usd_per_day,
+                     requests_per_min=args.requests_per_min)
+        created: NewKeyRow
         if running:
-            created = ControlClient(home).call("POST", "/keys", body)
+            created = ControlClient(home).call("POST", "/keys", new.model_dump())
         else:
             home.ensure()
-            record, key = _offline(home).create(args.name, models=args.models, off_lan=args.off_lan,
-                                                usd_per_day=args.usd_per_day, requests_per_min=args.requests_per_min)
+            record, key = _offline(home).create(new.name, models=new.models, off_lan=new.off_lan,
+                                                usd_per_day=new.usd_per_day, requests_per_min=new.requests_per_min)
             created = {**record.public_json(), "key": key}
         if args.json:
             print_json(created)
@@ -88,8 +94,8 @@ def run_keys(args: argparse.Namespace) -> int:
                   "'Authorization: Bearer <key>'.", file=sys.stderr)
         return 0
     if args.keys_command == "list":
-        rows = ControlClient(home).call("GET", "/keys")["keys"] if running else \
-            [r.public_json() for r in _offline(home).list()]
+        rows: list[KeyListRow] = ControlClient(home).call("GET", "/keys")["keys"] if running else \
+            [{**r.public_json(), "usd_today": 0.0} for r in _offline(home).list()]
         if args.json:
             print_json(rows)
         else:

@@ -10,13 +10,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli_common import home_of, print_json, table
 from app.control_client import ControlClient
 
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
-def register(sub: Any) -> None:
+
+def register(sub: Commands) -> None:
     models: argparse.ArgumentParser = sub.add_parser("models", help="models, their names and copies (windows, load)")
     models.add_argument("--json", action="store_true")
     models.set_defaults(handler=cmd_list)
@@ -37,7 +40,7 @@ def register(sub: Any) -> None:
     suggest.set_defaults(handler=cmd_suggest)
 
 
-def _window(value: Any) -> str:
+def _window(value: object) -> str:
     return str(value) if isinstance(value, int) else "unknown"
 
 

@@ -14,15 +14,19 @@ Settings view changes (both go through the node's service API).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli_common import home_of, print_json
 from app.control_client import ControlClient
+from app.services.api.changes import SettingsChange
 from app.services.text_safety import printable
 from app.settings import PEER_RENTED_POLICIES
 
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
-def register(sub: Any) -> None:
+
+def register(sub: Commands) -> None:
     settings: argparse.ArgumentParser = sub.add_parser("settings", help="run-time settings (off-LAN routing)")
     settings.add_argument("--json", action="store_true")
     settings.set_defaults(handler=cmd_show)
@@ -52,7 +56,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_off_lan(args: argparse.Namespace) -> int:
-    _print(ControlClient(home_of(args)).call("PUT", "/settings/off_lan", {"policy": args.policy}), args.json)
+    _print(ControlClient(home_of(args)).call("PATCH", "/settings", SettingsChange(off_lan=args.policy).model_dump(exclude_none=True)), args.json)
     return 0
 
 

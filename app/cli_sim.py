@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.cli_common import Commands
 
 
-def register(sub: Any) -> None:
+def register(sub: Commands) -> None:
     try:
         from app.simulator.cli import add_cli_arguments, run_from_args
     except ImportError:  # the simulator is optional in a packaged app

@@ -33,7 +33,7 @@ from app.services.jobs.store import JobStore
 from app.services.jobs.tracker import JobTracker
 from app.services.listener_budget import HEADER_TIMEOUT_S, BudgetedSite, frontdoor_budget
 from app.services.outbound import ca_files
-from app.services.platform.hardware import hardware_summary, os_description
+from app.services.platform.hardware import HardwareFacts, hardware_summary, os_description
 from app.services.platform.lock import InstanceLock
 from app.services.platform.openfiles import open_file_limit, raise_open_file_limit
 from app.services.platform.sockets import address_in_use
@@ -124,7 +124,7 @@ class Node:
         self.fact_providers: list[Callable[[], Sequence[NodeRow]]] = []
         self.shared_fact_providers: list[Callable[[], Sequence[RentedFact]]] = []  # rows peers may see
         # Filled by a probe that may take a moment (nvidia-smi); until then, what the OS tells at once.
-        self.hardware: dict[str, Any] | None = None
+        self.hardware: HardwareFacts | None = None
         self.frontdoor_address = ""
         self.frontdoor_site: BudgetedSite | None = None
         self.listener_sites: list[BudgetedSite] = []  # every budgeted listener, for status

@@ -3,22 +3,41 @@ the same one the control API's routes call, so the tray holds no rules of its ow
 nothing the CLI cannot. Views and the tray talk to a ``NodeFacade`` only; their tests drive a real
 in-process node through it (``tests/ui/conftest.py::make_app``), never a stand-in.
 
-Snapshots are plain dicts/lists (the shapes ``pairwise ... --json`` prints); node and rented rows are
-the ``TypedDict``s of ``app.services.api.rows``. Actions are
+Snapshots are the ``TypedDict``s of ``app.services.api`` (``rows``, ``snapshots``, ``hf``...): the
+shapes ``pairwise ... --json`` prints, so a view misreading a key fails mypy, not the user. Actions are
 coroutines; they raise ``PairwiseError`` subclasses whose title and message the UI shows as is
 (``FeatureMissing`` when the node has no such feature).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
+from app.services.api.changes import NewKey, SettingsChange
+from app.services.api.hf import CatalogRow, HardwareOffer, HfAccount
 from app.services.api.models import ModelRow, SuggestionRow
-from app.services.api.rows import EngineFacts, NodeRow, RentedActionRow, RentedRow
-from app.services.api.snapshots import InviteRow, LanStatus, NodeStatus, PinRow, RequestersSummary
+from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
+from app.services.api.snapshots import (
+    EngineRow,
+    InviteRow,
+    InviteStatus,
+    JobRow,
+    KeyListRow,
+    KeyRow,
+    LanStatus,
+    NewKeyRow,
+    NodeStatus,
+    PeerRentedRow,
+    PeerRow,
+    PinRow,
+    RequestersSummary,
+    SettingsRow,
+    SpendTodayRow,
+    UnpairedRow,
+)
 from app.services.events import Event, PausingOnExit
 
 
@@ -51,10 +70,10 @@ class NodeFacade:
     def rented_row(self, name: str) -> RentedActionRow | None:
         return self.api.rented.row(name)
 
-    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[JobRow]:
         return self.api.jobs(active_only=active_only, limit=limit)
 
-    def engines(self) -> list[EngineFacts]:
+    def engines(self) -> list[EngineRow]:
         return self.api.engines()
 
     def off_lan_policy(self) -> str:
@@ -72,7 +91,7 @@ class NodeFacade:
     def cluster_available(self) -> bool:
         return self.api.cluster.available
 
-    def peers(self) -> list[dict[str, Any]]:
+    def peers(self) -> list[PeerRow]:
         return self.api.cluster.peers()
 
     # -- batches ---------------------------------------------------------------------------------------------
@@ -86,19 +105,19 @@ class NodeFacade:
 
     # -- Hugging Face account and look-ups -------------------------------------------------------------------
 
-    async def hf_status(self) -> dict[str, Any]:
+    async def hf_status(self) -> HfAccount:
         return await self.api.hf.status()
 
-    async def hf_login(self, token: str) -> dict[str, Any]:
+    async def hf_login(self, token: str) -> HfAccount:
         return await self.api.hf.login(token)
 
     async def hf_logout(self) -> None:
         await self.api.hf.logout()
 
-    async def hf_catalog(self, search: str | None = None) -> list[dict[str, Any]]:
+    async def hf_catalog(self, search: str | None = None) -> list[CatalogRow]:
         return await self.api.hf.catalog(search)
 
-    async def hf_hardware(self, namespace: str | None = None) -> list[dict[str, Any]]:
+    async def hf_hardware(self, namespace: str | None = None) -> list[HardwareOffer]:
         return await self.api.hf.hardware(namespace)
 
     # -- rented nodes ----------------------------------------------------------------------------------------
@@ -149,15 +168,13 @@ class NodeFacade:
     def requesters_summary(self) -> RequestersSummary | None:
         return self.api.keys.summary()
 
-    def keys(self) -> list[dict[str, Any]]:
+    def keys(self) -> list[KeyListRow]:
         return self.api.keys.list()
 
-    async def key_create(self, name: str, *, models: list[str] | None = None, off_lan: str = "allow",
-                         usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
-        return self.api.keys.create(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
-                                    requests_per_min=requests_per_min)
+    async def key_create(self, new: NewKey) -> NewKeyRow:
+        return self.api.keys.create(new)
 
-    async def key_revoke(self, name: str) -> dict[str, Any]:
+    async def key_revoke(self, name: str) -> KeyRow:
         return self.api.keys.revoke(name)
 
     def lan_status(self) -> LanStatus | None:
@@ -166,7 +183,7 @@ class NodeFacade:
     async def set_lan(self, listen: str | None) -> LanStatus:
         return await self.api.keys.set_lan(listen)
 
-    def rented_today(self, name: str) -> list[dict[str, Any]]:
+    def rented_today(self, name: str) -> list[SpendTodayRow]:
         return self.api.keys.today(name)
 
     # -- first run -------------------------------------------------------------------------------------------
@@ -174,7 +191,7 @@ class NodeFacade:
     async def discover_engines(self, ports: list[int] | None = None) -> list[FoundEngine]:
         return await self.api.first_run.discover_engines(ports)
 
-    async def adopt_engines(self, found: list[FoundEngine]) -> list[EngineFacts]:
+    async def adopt_engines(self, found: list[FoundEngine]) -> list[EngineRow]:
         return await self.api.first_run.adopt_engines(found)
 
     def front_door_listen(self) -> str:
@@ -200,10 +217,10 @@ class NodeFacade:
 
     # -- settings, engines, cluster --------------------------------------------------------------------------
 
-    async def set_off_lan(self, policy: str) -> None:
-        await self.api.set_off_lan(policy)
+    async def change_settings(self, change: SettingsChange) -> SettingsRow:
+        return await self.api.change_settings(change)
 
-    async def engine_add(self, data: dict[str, Any], token: str | None) -> EngineFacts:
+    async def engine_add(self, data: Mapping[str, object], token: str | None) -> EngineRow:
         return await self.api.engine_add(data, token)
 
     async def engine_remove(self, name: str) -> None:
@@ -215,7 +232,7 @@ class NodeFacade:
     async def pair_wait(self, timeout_s: float | None = None) -> PinRow:
         return await self.api.cluster.wait(timeout_s)
 
-    def pair_invite_status(self) -> dict[str, Any]:
+    def pair_invite_status(self) -> InviteStatus:
         """The open invite's state: pending/used/expired/void, the wrong PINs tried and from where."""
         return self.api.cluster.invite_status()
 
@@ -225,14 +242,14 @@ class NodeFacade:
     async def pair_join(self, address: str, pin: str) -> PinRow:
         return await self.api.cluster.join(address, pin)
 
-    async def unpair(self, node_id: str) -> dict[str, Any]:
+    async def unpair(self, node_id: str) -> UnpairedRow:
         return await self.api.cluster.unpair(node_id)
 
-    def peer_rented(self) -> list[dict[str, Any]]:
+    def peer_rented(self) -> list[PeerRentedRow]:
         """Each peer's shared rented node and the policy this node routes to it under."""
         return self.api.cluster.peer_rented()
 
-    async def set_peer_rented(self, node_id: str, policy: str) -> list[dict[str, Any]]:
+    async def set_peer_rented(self, node_id: str, policy: str) -> list[PeerRentedRow]:
         """``pairwise settings peer-rented NODE --use POLICY`` (``default`` forgets the rule)."""
         return await self.api.cluster.set_peer_rented(node_id, policy)
 

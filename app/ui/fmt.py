@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.services.api import glossary
+from app.services.api.snapshots import JobRow
 
 
 def money(usd: float | None, *, precise: bool = False) -> str:
@@ -51,16 +52,16 @@ def node_state(row: Mapping[str, Any]) -> str:
     return glossary.node_state(row)
 
 
-def job_duration(job: dict[str, Any]) -> float | None:
-    if job.get("duration_s") is not None:
-        return float(job["duration_s"])
+def job_duration(job: JobRow) -> float | None:
+    if "duration_s" in job:
+        return job["duration_s"]
     started = job.get("started_at") or job.get("created_at")
     if started and job.get("state") in ("queued", "running"):
         return max(0.0, time.time() - float(started))
     return None
 
 
-def tokens(job: dict[str, Any]) -> str:
+def tokens(job: JobRow) -> str:
     p, c = job.get("prompt_tokens"), job.get("completion_tokens")
     if p is None and c is None:
         return "–"

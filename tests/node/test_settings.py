@@ -11,7 +11,7 @@ import pytest
 from app.control_client import ControlClient
 from app.harness import REPO, NodeProc
 from app.home import Home
-from app.services.errors import PairwiseError
+from app.services.errors import ConfigError
 
 
 def test_off_lan_routing_is_set_from_the_cli_and_kept(node_factory: type[NodeProc]) -> None:
@@ -29,10 +29,15 @@ def test_off_lan_routing_is_set_from_the_cli_and_kept(node_factory: type[NodePro
 def test_a_policy_that_is_neither_allow_nor_deny_is_refused_by_name(node_factory: type[NodeProc]) -> None:
     node = node_factory("strict").start()
     assert node.cli("settings", "off-lan", "maybe", check=False).returncode == 2
-    with pytest.raises(PairwiseError) as refused:
-        ControlClient(Home(node.home)).call("PUT", "/settings/off_lan", {"policy": "maybe"})
+    client = ControlClient(Home(node.home))
+    with pytest.raises(ConfigError) as refused:
+        client.call("PATCH", "/settings", {"off_lan": "maybe"})
     assert refused.value.status == 400
     assert refused.value.message == "off-LAN policy must be allow or deny, not 'maybe'"
+    # One spelling: the key ``GET /settings`` reads; another is refused by name, not ignored.
+    with pytest.raises(ConfigError) as misspelt:
+        client.call("PATCH", "/settings", {"policy": "deny"})
+    assert misspelt.value.message == "policy: Extra inputs are not permitted"
     assert node.cli_json("settings") == {"off_lan": "allow"}  # nothing changed
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QMessageBox
 
+from app.services.api.changes import BatchOrder
 from app.ui import dialogs
 from app.ui.views.batches import COLUMNS
 from tests.ui.conftest import until
@@ -47,7 +48,7 @@ async def test_batches_view_lists_progress_and_cancels_after_asking(make_app: An
     tiny = tiny_factory("--api", "openai", "--model", "tiny", "--first-byte-delay-s", "0.15")
     await app.facade.engine_add({"name": "tiny", "url": tiny.url, "api": "openai", "capacity": 1}, None)
     await until(lambda: any(e.get("models") for e in app.facade.engines()), what="the engine's models")
-    started = await app.facade.api.batches.run({"content": _content(LINES)})
+    started = await app.facade.api.batches.run(BatchOrder(content=_content(LINES)))
     batch_id = started["batch"]["id"]
 
     row = await until(lambda: (r := _row(view, batch_id)) and _done(r) >= 2 and r, timeout=60,

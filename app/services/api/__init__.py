@@ -15,9 +15,11 @@ service's state sets.
     NodeApi.keys            KeysApi: named keys, the LAN door, spend by requester
     NodeApi.first_run       FirstRunApi: engines found on loopback, the front door's port, the welcome
 
-Every method returns JSON-ready shapes (what ``--json`` prints; node and rented rows are the ``TypedDict``s
-of ``rows.py``) and raises ``PairwiseError``
-subclasses (``FeatureMissing`` when the node has no such feature) whose message a person reads.
+Every method returns JSON-ready shapes (what ``--json`` prints), ``TypedDict``s of ``rows.py`` (node
+and rented rows), ``snapshots.py`` (status, jobs, engines, keys, peers, pairing...) and ``hf.py``;
+takes each change as a pydantic model of ``changes.py`` (one spelling for routes, CLI and tray); and
+raises ``PairwiseError`` subclasses (``FeatureMissing`` when the node has no such feature) whose
+message a person reads.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ service in OpenAI's shape."""
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import TypedDict
 
+from app.services.api.changes import BatchOrder
+from app.services.api.snapshots import DeletedBatch
 from app.services.backends.base import Caller
 from app.services.batch.money import parse_budget
 from app.services.batch.plan import BatchPlan, endpoint_of, plan_batch
@@ -16,9 +18,17 @@ from app.services.errors import ConfigError, FeatureMissing
 from app.services.jobs.requester import local_app
 from app.services.node import Node
 
-__all__ = ["BatchApi", "BatchObject"]  # BatchObject: the row the tray's Batches view reads
+__all__ = ["BatchApi", "BatchObject", "BatchOrder", "BatchStarted"]  # BatchObject: the row the tray's Batches view reads
 
 MAX_INLINE_BYTES = 200 * 1024 * 1024
+
+
+
+
+class BatchStarted(TypedDict):
+    batch: BatchObject
+    plan: BatchPlan | None  # with ``rent``: the plan that decided whether to rent
+    rented_window: str | None  # the batch window rented for it
 
 
 class BatchApi:
@@ -43,7 +53,7 @@ class BatchApi:
     def cancel(self, batch_id: str) -> BatchObject:
         return self._service().cancel(batch_id)
 
-    def delete(self, batch_id: str) -> dict[str, Any]:
+    def delete(self, batch_id: str) -> DeletedBatch:
         return self._service().delete(batch_id)
 
     def results(self, batch_id: str, *, errors: bool = False) -> bytes:
@@ -53,27 +63,27 @@ class BatchApi:
             return b""
         return self._service().content(file_id)
 
-    async def plan(self, params: dict[str, Any]) -> BatchPlan:
-        content = _content(params)
-        return await plan_batch(self._service(), content, deadline_s=_deadline_s(params.get("deadline")),
-                                budget_usd=parse_budget(_text(params.get("budget_usd"))), caller=self._caller())
+    async def plan(self, order: BatchOrder) -> BatchPlan:
+        content = _content(order)
+        return await plan_batch(self._service(), content, deadline_s=_deadline_s(order.deadline),
+                                budget_usd=parse_budget(_text(order.budget_usd)), caller=self._caller())
 
-    async def run(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, order: BatchOrder) -> BatchStarted:
         """Upload the file's lines and start the batch; with ``rent``, first the batch window the
         plan proposes (when the deadline cannot be met here). Returns the batch and the plan."""
         service = self._service()
-        content = _content(params)
+        content = _content(order)
         metadata: dict[str, str] = {}
-        if params.get("deadline") is not None:
-            metadata["deadline"] = str(params["deadline"])
-        if params.get("budget_usd") is not None:
-            metadata["budget_usd"] = str(params["budget_usd"])
+        if order.deadline is not None:
+            metadata["deadline"] = order.deadline
+        if order.budget_usd is not None:
+            metadata["budget_usd"] = str(order.budget_usd)
         plan: BatchPlan | None = None
         window: str | None = None
-        if params.get("rent"):
+        if order.rent:
             if self.node.hf_jobs is None:
                 raise FeatureMissing("--rent needs Hugging Face (sign in with 'pairwise hf login')")
-            plan = await self.plan(params)
+            plan = await self.plan(order)
             if plan["meets_deadline"] is not False:
                 pass  # the cluster meets it as it is: nothing is rented
             elif plan["rent"] is None:
@@ -85,21 +95,21 @@ class BatchApi:
                 window = rent["name"]
         file_id, path = service.new_upload_path()
         path.write_bytes(content)
-        service.add_upload(file_id, "batch", str(params.get("filename") or "batch.jsonl"), path, len(content))
+        service.add_upload(file_id, "batch", order.filename or "batch.jsonl", path, len(content))
         caller = self._caller()
-        batch = service.create(input_file_id=file_id, endpoint=params.get("endpoint") or endpoint_of(content),
-                               completion_window=params.get("completion_window") or "24h", metadata=metadata or None,
+        batch = service.create(input_file_id=file_id, endpoint=order.endpoint or endpoint_of(content),
+                               completion_window=order.completion_window or "24h", metadata=metadata or None,
                                requester=caller.requester, allow_off_lan=caller.allow_off_lan, rented_window=window)
         return {"batch": batch, "plan": plan, "rented_window": window}
 
 
-def _text(value: Any) -> str | None:
+def _text(value: str | float | None) -> str | None:
     return None if value is None else str(value)
 
 
-def _content(params: dict[str, Any]) -> bytes:
-    content = params.get("content")
-    if not isinstance(content, str) or not content.strip():
+def _content(order: BatchOrder) -> bytes:
+    content = order.content
+    if not content.strip():
         raise BatchInvalid("the batch needs its lines: 'content', the JSONL text")
     data = content.encode()
     if len(data) > MAX_INLINE_BYTES:
@@ -107,7 +117,7 @@ def _content(params: dict[str, Any]) -> bytes:
     return data
 
 
-def _deadline_s(value: Any) -> float | None:
+def _deadline_s(value: str | None) -> float | None:
     if value is None:
         return None
     seconds = duration_s(str(value))

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from app.services.api.snapshots import InviteRow, PinRow
+from app.services.api.rows import RelayedRentedFact, is_relayed
+from app.services.api.snapshots import (
+    AddedPeerRow,
+    InviteRow,
+    InviteStatus,
+    PairsRow,
+    PeerRentedRow,
+    PeerRow,
+    PinRow,
+    UnpairedRow,
+)
 from app.services.cluster.pairing_protocol import PairingError
 from app.services.cluster.peers import normalize_address
 from app.services.errors import ConfigError, FeatureMissing, NotFound
@@ -34,14 +44,14 @@ class ClusterApi:
     def available(self) -> bool:
         return self.node.cluster is not None
 
-    def peers(self) -> list[dict[str, Any]]:
+    def peers(self) -> list[PeerRow]:
         cluster = self.node.cluster
         return list(cluster.peers.peer_rows()) if cluster is not None else []
 
     def manual_peers(self) -> list[str]:
         return list(self._cluster().peers.manual)
 
-    def pairs(self) -> dict[str, Any]:
+    def pairs(self) -> PairsRow:
         """Paired peers, and removals this node still has to tell a peer about."""
         cluster = self._cluster()
         return {"peers": cluster.peers.peer_rows(), "pending_notices": [pin_row(p) for p in cluster.membership.pending]}
@@ -52,10 +62,10 @@ class ClusterApi:
         return {"pin": made.pin, "address": made.address, "expires_at": made.expires_at.isoformat(),
                 "expires_at_unix": made.expires_at.timestamp()}
 
-    def invite_status(self) -> dict[str, Any]:
+    def invite_status(self) -> InviteStatus:
         return self._cluster().require_pairing().status()
 
-    async def cancel(self) -> dict[str, Any]:
+    async def cancel(self) -> InviteStatus:
         pairing = self._cluster().require_pairing()
         await pairing.cancel()
         return pairing.status()
@@ -71,10 +81,10 @@ class ClusterApi:
     async def join(self, address: str, pin: str) -> PinRow:
         return pin_row(await self._cluster().require_pairing().join(address, pin))
 
-    async def unpair(self, node_id: str) -> dict[str, Any]:
+    async def unpair(self, node_id: str) -> UnpairedRow:
         return await self._cluster().membership.remove(node_id)
 
-    async def add_peer(self, address: str) -> dict[str, Any]:
+    async def add_peer(self, address: str) -> AddedPeerRow:
         """Poll a paired node at HOST:PORT (where mDNS cannot find it); ``found`` is its row once it answers."""
         cluster = self._cluster()
         normalized = normalize_address(address)
@@ -86,24 +96,26 @@ class ClusterApi:
 
     # -- this node's policy for peers' rented nodes ----------------------------------------------------
 
-    def peer_rented(self) -> list[dict[str, Any]]:
+    def peer_rented(self) -> list[PeerRentedRow]:
         """Each peer's shared rented node with the policy this node routes to it under (and what
         its sponsor asked for, shown only), plus any rule kept for a node not seen now."""
         settings = self.node.settings
         seen = self._peer_rented_rows()
-        rows = [{"id": r["id"], "name": r.get("name"), "via": r.get("via"), "policy": settings.peer_rented_policy(r["id"]),
-                 "sponsor_policy": r.get("sponsor_policy"), "set": r["id"] in settings.peer_rented} for r in seen]
+        rows: list[PeerRentedRow] = [
+            {"id": r["id"], "name": r.get("name"), "via": r["via"], "policy": settings.peer_rented_policy(r["id"]),
+             "sponsor_policy": r.get("sponsor_policy"), "set": r["id"] in settings.peer_rented} for r in seen]
         shown = {r["id"] for r in rows}
         rows += [{"id": node_id, "name": None, "via": None, "policy": policy, "sponsor_policy": None, "set": True}
                  for node_id, policy in settings.peer_rented.items() if node_id not in shown]
         return rows
 
-    def _peer_rented_rows(self) -> list[dict[str, Any]]:
+    def _peer_rented_rows(self) -> list[RelayedRentedFact]:
+        """The rented nodes peers share (relayed, marked ``via``), each with the id a rule is kept under."""
         cluster = self.node.cluster
         rows = cluster.peers.rows() if cluster is not None else []
-        return [dict(r) for r in rows if r.get("kind") == "rented" and r.get("via") and isinstance(r.get("id"), str)]
+        return [r for r in rows if is_relayed(r) and isinstance(r.get("id"), str)]
 
-    async def set_peer_rented(self, ref: str, policy: str) -> list[dict[str, Any]]:
+    async def set_peer_rented(self, ref: str, policy: str) -> list[PeerRentedRow]:
         """``settings peer-rented NODE --use POLICY``: how this node routes to a peer's rented node
         (``default`` forgets the rule: when-no-local-node). Saved before it takes effect."""
         if policy != "default" and policy not in PEER_RENTED_POLICIES:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from app.services.api.batch import BatchApi
+from app.services.api.changes import SettingsChange
 from app.services.api.cluster import ClusterApi
 from app.services.api.first_run import FirstRunApi
 from app.services.api.hf import HfApi
@@ -15,10 +16,9 @@ from app.services.api.keys import KeysApi
 from app.services.api.models import ModelsApi
 from app.services.api.rented import RentedApi
 from app.services.api.rows import NodeRow, RentedActionRow
-from app.services.api.snapshots import NodeStatus, RemovedEngine, SettingsRow
+from app.services.api.snapshots import JobRow, NodeStatus, RemovedEngine, SettingsRow
 from app.services.errors import ConfigError
 from app.services.events import Event, NodeChanged
-from app.services.jobs.requester import requester_text
 from app.services.node import Node
 from app.services.upstream_facts import EngineFacts
 from app.settings import NodeSettings
@@ -65,26 +65,23 @@ class NodeApi:
 
     def _own_detail(self, row: NodeRow, local: dict[str, RentedActionRow]) -> NodeRow:
         """This node's own rented row in place of its shared fact (which it holds, in the same order)."""
-        seen: Mapping[str, Any] = row  # a peer's relayed row may lack any key
+        seen: Mapping[str, object] = row  # a peer's relayed row may lack any key
         name = seen.get("name")
         if seen.get("kind") == "rented" and name in local and seen.get("sponsor_id") == self.node.node_id:
             return local[name]
         return row
 
-    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[dict[str, Any]]:
+    def jobs(self, *, active_only: bool = False, limit: int = 200) -> list[JobRow]:
         """Workload records, newest first, each with ``requester_text`` (who asked, as one line)."""
-        rows = [j.to_json() for j in self.node.jobs.list(active_only=active_only, limit=limit)]
-        for row in rows:
-            row["requester_text"] = requester_text(row)
-        return rows
+        return [j.row() for j in self.node.jobs.list(active_only=active_only, limit=limit)]
 
     # -- engines ---------------------------------------------------------------------------------------------
 
     def engines(self) -> list[EngineFacts]:
         return self.node.engines.describe()
 
-    async def engine_add(self, data: dict[str, Any], token: str | None) -> EngineFacts:
-        return await self.node.engines.add(data, token)
+    async def engine_add(self, data: Mapping[str, object], token: str | None) -> EngineFacts:
+        return await self.node.engines.add(dict(data), token)
 
     async def engine_remove(self, name: str) -> RemovedEngine:
         await self.node.engines.remove(name)
@@ -98,6 +95,13 @@ class NodeApi:
 
     def off_lan_policy(self) -> str:
         return self.node.settings.off_lan
+
+    async def change_settings(self, change: SettingsChange) -> SettingsRow:
+        """``PATCH /settings``, ``pairwise settings ...`` and the Settings view: each setting given is
+        checked, then all are saved at once (or none), then they take effect."""
+        if change.off_lan is not None:
+            await self.set_off_lan(change.off_lan)
+        return self.settings()
 
     async def set_off_lan(self, policy: str) -> SettingsRow:
         """allow | deny: whether prompts that start on this node may be served off the LAN (rented nodes)."""

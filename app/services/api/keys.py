@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from app.services.api.snapshots import DoorCert, LanStatus, RequestersSummary
+from app.services.api.changes import NewKey
+from app.services.api.snapshots import (
+    DoorCert,
+    KeyListRow,
+    KeyRow,
+    LanStatus,
+    NewKeyRow,
+    RequestersSummary,
+    SpendTodayRow,
+)
 from app.services.errors import FeatureMissing
 from app.services.keys.limits import today_text
 from app.services.keys.peer_limits import parse_peer_values, peer_text, replacing, split_items
@@ -16,7 +25,9 @@ if TYPE_CHECKING:
 
 
 # How the tray reads and writes per-peer limits and spend, the same way the CLI does.
-__all__ = ["KeysApi", "parse_peer_values", "peer_text", "replacing", "split_items", "today_text"]
+__all__ = ["KeysApi", "NewKey", "parse_peer_values", "peer_text", "replacing", "split_items", "today_text"]
+
+
 
 
 class KeysApi:
@@ -33,17 +44,16 @@ class KeysApi:
         service = self.node.requesters
         return service.summary() if service is not None else None
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[KeyListRow]:
         service = self.node.requesters
         return service.list_keys() if service is not None else []
 
-    def create(self, name: str, *, models: builtins.list[str] | None = None, off_lan: str = "allow",
-               usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
+    def create(self, new: NewKey) -> NewKeyRow:
         """The new key's record with ``key``: the only time the key itself is seen."""
-        return self._service().create_key(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
-                                          requests_per_min=requests_per_min)
+        return self._service().create_key(new.name, models=new.models, off_lan=new.off_lan,
+                                          usd_per_day=new.usd_per_day, requests_per_min=new.requests_per_min)
 
-    def revoke(self, name: str) -> dict[str, Any]:
+    def revoke(self, name: str) -> KeyRow:
         return self._service().revoke_key(name)
 
     def lan_status(self) -> LanStatus | None:
@@ -56,7 +66,7 @@ class KeysApi:
     def door_cert(self) -> DoorCert:
         return self._service().door_cert()
 
-    def today(self, rented: str) -> builtins.list[dict[str, Any]]:
+    def today(self, rented: str) -> builtins.list[SpendTodayRow]:
         """Spend today on one of this node's rented nodes, by requesting node."""
         service = self.node.requesters
         return service.today(rented) if service is not None else []

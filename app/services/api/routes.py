@@ -9,7 +9,7 @@ what bootstrap gives the front door.
                                                     {"kind": "subscribed"|"keepalive"|"node_stopping"}
     GET    /engines, POST /engines, DELETE /engines/{name}
     GET    /settings                                {"off_lan": "allow"|"deny"}
-    PUT    /settings/off_lan   {"policy"}           allow or deny prompts off the LAN
+    PATCH  /settings           {"off_lan"?}         change settings, spelt as GET reads them (allow | deny)
     rented nodes, Hugging Face, pairing and peers:  see routes_features.py
     batch windows (/hf/jobs):                       see routes_windows.py
     keys, the LAN door, spend by requester:         see routes_keys.py
@@ -24,12 +24,12 @@ from typing import Any
 
 from aiohttp import web
 
+from app.services.api.changes import SettingsChange, parsed
 from app.services.api.core import NodeApi
 from app.services.api.routes_batch import batch_routes
 from app.services.api.routes_features import cluster_routes, hf_routes, rented_routes
 from app.services.api.routes_keys import keys_routes
 from app.services.api.routes_windows import windows_routes
-from app.services.errors import ConfigError
 from app.services.frontdoor.control import Handler, json_body, query_flag, query_int
 
 Route = tuple[str, str, Handler]
@@ -85,17 +85,14 @@ def control_routes(api: NodeApi) -> list[Route]:
     async def settings(request: web.Request) -> web.Response:
         return web.json_response(api.settings())
 
-    async def set_off_lan(request: web.Request) -> web.Response:
-        policy = (await json_body(request)).get("policy")
-        if not isinstance(policy, str):
-            raise ConfigError("off_lan needs {\"policy\": \"allow\" | \"deny\"}")
-        return web.json_response(await api.set_off_lan(policy))
+    async def change_settings(request: web.Request) -> web.Response:
+        return web.json_response(await api.change_settings(parsed(SettingsChange, await json_body(request))))
 
     return [
         ("GET", "/status", status), ("GET", "/nodes", nodes), ("GET", "/jobs", jobs), ("GET", "/events", events),
         ("GET", "/engines", engines_list), ("POST", "/engines", engines_add),
         ("DELETE", "/engines/{name}", engines_remove),
-        ("GET", "/settings", settings), ("PUT", "/settings/off_lan", set_off_lan),
+        ("GET", "/settings", settings), ("PATCH", "/settings", change_settings),
         *rented_routes(api.rented), *hf_routes(api.hf, api.rented), *cluster_routes(api.cluster),
         *windows_routes(api.rented), *keys_routes(api.keys), *batch_routes(api.batches),
     ]

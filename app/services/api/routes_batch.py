@@ -17,6 +17,8 @@ import json
 from aiohttp import web
 
 from app.services.api.batch import BatchApi
+from app.services.api.changes import BatchOrder, parsed
+from app.services.batch.service import BatchInvalid
 from app.services.frontdoor.control import Handler, json_body, query_flag, query_int
 
 Route = tuple[str, str, Handler]
@@ -27,10 +29,10 @@ def batch_routes(api: BatchApi) -> list[Route]:
         return web.json_response({"batches": api.list(query_int(request, "limit", 50, low=1, high=1000))})
 
     async def plan(request: web.Request) -> web.Response:
-        return web.json_response(await api.plan(await json_body(request)))
+        return web.json_response(await api.plan(parsed(BatchOrder, await json_body(request), error=BatchInvalid)))
 
     async def run(request: web.Request) -> web.Response:
-        return web.json_response(await api.run(await json_body(request)), status=201)
+        return web.json_response(await api.run(parsed(BatchOrder, await json_body(request), error=BatchInvalid)), status=201)
 
     async def show(request: web.Request) -> web.Response:
         return web.json_response(api.show(request.match_info["batch_id"]))

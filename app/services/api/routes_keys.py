@@ -13,10 +13,10 @@ GET    /requesters/today?rented=  spend today on one of this node's rented nodes
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
+from app.services.api.changes import NewKey, parsed
 from app.services.api.keys import KeysApi
 from app.services.errors import ConfigError, FeatureMissing
 from app.services.frontdoor.control import json_body
@@ -24,28 +24,12 @@ from app.services.frontdoor.control import json_body
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _number(data: dict[str, Any], name: str, kind: type) -> Any:
-    value = data.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-        raise ConfigError(f"{name} must be a {'whole ' if kind is int else ''}number")
-    return value
-
-
 def keys_routes(keys: KeysApi) -> list[tuple[str, str, Handler]]:
     async def list_keys(request: web.Request) -> web.Response:
         return web.json_response({"keys": keys.list()})
 
     async def create_key(request: web.Request) -> web.Response:
-        data = await json_body(request)
-        models = data.get("models") or []
-        if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-            raise ConfigError("models must be a list of name patterns")
-        off_lan = data.get("off_lan") or "allow"
-        created = keys.create(str(data.get("name") or ""), models=models, off_lan=str(off_lan),
-                              usd_per_day=_number(data, "usd_per_day", float),
-                              requests_per_min=_number(data, "requests_per_min", int))
+        created = keys.create(parsed(NewKey, await json_body(request)))
         return web.json_response(created, status=201, headers={"Cache-Control": "no-store"})
 
     async def revoke_key(request: web.Request) -> web.Response:

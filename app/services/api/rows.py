@@ -11,12 +11,15 @@ marks what only some rows carry (a batch window's keys, a peer's facts as it sen
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, TypedDict
 
 from app.services.upstream_facts import EngineFacts as EngineFacts  # the engine list's row, for the tray
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs  # typing's own from Python 3.13
+
+    from app.services.platform.hardware import HardwareFacts
 
 
 class LifecycleRow(TypedDict):
@@ -144,7 +147,7 @@ class LocalNodeRow(TypedDict):
     engines: list[EngineFacts]
     models: list[str]
     in_flight: int
-    hardware: dict[str, Any]
+    hardware: HardwareFacts
 
 
 class PeerNodeRow(TypedDict):
@@ -169,9 +172,11 @@ class RelayedRentedFact(TypedDict, total=False):
     keys of a ``RentedFact``, but nothing here vouches for any of them: only what this node itself
     sets (``via``, ``online``) is required, and a view reads the rest through ``Mapping.get``."""
 
+    id: str
     kind: str
     name: str
     sponsor: str
+    sponsor_policy: str | None  # what its sponsor asked for (shown only; this node's rule decides)
     simulated: bool
     online: Required[bool]
     via: Required[str]
@@ -185,3 +190,9 @@ NodeRow = LocalNodeRow | PeerNodeRow | RentedFact | RelayedRentedFact
 def is_rented(row: NodeRow) -> TypeIs[RentedFact | RelayedRentedFact]:
     """A rented node's row (this node's or a peer's), as the node list marks it."""
     return row.get("kind") == "rented"
+
+
+def is_relayed(row: NodeRow) -> TypeIs[RelayedRentedFact]:
+    """A rented node a peer shares, as that peer relayed it (marked ``via`` the peer)."""
+    seen: Mapping[str, object] = row  # only a relayed row has the key
+    return seen.get("kind") == "rented" and bool(seen.get("via"))

@@ -1,11 +1,14 @@
-"""Snapshots the service API returns whose whole shape is known (the node's status, a pinned peer,
-an invite, the run-time settings, an engine removed, the keys feature's summary and LAN door): ``TypedDict``s, so the CLI's ``--json``, the
+"""Snapshots the service API returns whose whole shape is known (the node's status, jobs, engines,
+keys, pairing and peers, batches, the run-time settings, the keys feature's summary and LAN door):
+``TypedDict``s, so the CLI's ``--json``, the
 control API's routes and the tray read the same keys, and mypy sees a key misspelt. Types only, in
 the base room beside ``rows.py``, so the node that makes a status can name it."""
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
+
+from app.services.upstream_facts import EngineFacts
 
 
 class NodeStatus(TypedDict):
@@ -77,3 +80,144 @@ class SettingsRow(TypedDict):
 
 class RemovedEngine(TypedDict):
     removed: str  # the engine's name
+
+
+class RequesterRow(TypedDict):
+    """Who asked for a job (``jobs/requester.Requester``): a node, and the key's name or the app's hint."""
+
+    node_id: str
+    node_name: str
+    key: str | None
+    app: str | None
+    authenticated: bool
+
+
+class JobRow(TypedDict):
+    """A workload record as ``pairwise jobs --json`` prints it and the Jobs view reads it (never its text)."""
+
+    id: str
+    model: str
+    api: str
+    origin_node: str
+    origin_node_id: str
+    requester: RequesterRow
+    serving_node: str | None
+    serving_node_id: str | None
+    engine: str | None
+    state: Literal["queued", "running", "completed", "failed", "cancelled", "refused"]
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    ttfb_ms: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    error: str | None
+    off_lan: bool
+    rented_node: str | None
+    cost_usd: float | None
+    route: str | None  # why it went where it went (routing/why.py)
+    updated_at: float
+    duration_s: NotRequired[float]  # once it has started and finished
+    requester_text: str  # the requester as one line
+
+
+# An engine this node adopted (``pairwise engines``, the node's detail): its upstream facts.
+EngineRow = EngineFacts
+
+
+class KeyRow(TypedDict):
+    """A named key's record (``pairwise keys list``): never the key, nor its digest."""
+
+    name: str
+    created_at: float
+    models: list[str]  # fnmatch patterns; empty = every model
+    off_lan: Literal["allow", "deny"]
+    usd_per_day: float | None
+    requests_per_min: int | None
+    revoked_at: float | None
+    state: Literal["active", "revoked"]
+
+
+class KeyListRow(KeyRow):
+    usd_today: float
+
+
+class NewKeyRow(KeyRow):
+    key: str  # the only time the key itself is seen
+
+
+class SpendTodayRow(TypedDict):
+    """Spend today on one of this node's rented nodes by one requesting node."""
+
+    node_id: str
+    requester: str  # its name ("this machine" for this node)
+    usd: float
+
+
+class PeerRow(TypedDict):
+    """A paired peer as ``pairwise pair list`` shows it."""
+
+    id: str
+    name: str
+    address: str | None
+    online: bool
+    paired_at: str  # ISO 8601
+    fingerprint: str
+    last_seen: float | None
+    error: str | None
+
+
+class PairsRow(TypedDict):
+    peers: list[PeerRow]
+    pending_notices: list[PinRow]  # removals this node still has to tell a peer about
+
+
+class JoinedRow(TypedDict):
+    id: str
+    name: str
+
+
+class InviteState(TypedDict):
+    """The last invite: none, pending, ending, or how it ended (used, expired, void, cancelled)."""
+
+    state: str
+    address: NotRequired[str]
+    expires_at: NotRequired[str]  # ISO 8601
+    joined: NotRequired[JoinedRow]  # who used the PIN
+    voided_by: NotRequired[list[str]]  # where the wrong PINs that voided it came from
+
+
+class InviteStatus(InviteState):
+    """``pair status``: the invite's state and the wrong guesses at it."""
+
+    wrong_tries: int
+    wrong_from: list[str]
+    tries_left: int | None  # wrong PINs the open invite still takes before it is voided (None: no invite open)
+
+
+class UnpairedRow(TypedDict):
+    removed: JoinedRow
+    other_side_told: bool
+    other_side: str  # what the other side was told, or why it could not be
+
+
+class AddedPeerRow(TypedDict):
+    found: PeerRow | None  # the peer's row once it answers
+    address: str  # HOST:PORT as normalised
+
+
+class PeerRentedRow(TypedDict):
+    """A peer's shared rented node and the policy this node routes to it under."""
+
+    id: str
+    name: str | None
+    via: str | None
+    policy: str
+    sponsor_policy: str | None  # what its sponsor asked for, shown only
+    set: bool  # this node has a rule of its own for it
+
+
+class DeletedBatch(TypedDict):
+    id: str
+    object: Literal["batch"]
+    deleted: bool

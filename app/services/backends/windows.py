@@ -20,7 +20,7 @@ _TRAINED = re.compile(r"^[\w.-]+\.context_length$")
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
-def positive_int(value: Any) -> int | None:
+def positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 

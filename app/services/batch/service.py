@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.services.backends.base import Caller, Upstream
 from app.services.batch.context import BatchNode, RunCopies
@@ -39,6 +39,9 @@ from app.services.guard import guarded
 from app.services.jobs.records import Workload
 from app.services.jobs.requester import Requester
 from app.services.keys.store import models_allow
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import DeletedBatch
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +136,7 @@ class BatchService:
     # -- batches ---------------------------------------------------------------------------------------------
 
     def create(self, *, input_file_id: Any, endpoint: Any, completion_window: Any = DEFAULT_WINDOW,
-               metadata: Any = None, requester: Requester, allow_off_lan: bool = True,
+               metadata: object = None, requester: Requester, allow_off_lan: bool = True,
                off_lan_rule: str = "setting off_lan: deny", key_models: list[str] | None = None,
                rented_window: str | None = None) -> BatchObject:
         """A batch of the lines of an uploaded file; ``rented_window``: the batch window rented for
@@ -244,7 +247,7 @@ class BatchService:
             self._launch(batch_id)
         return self.view(batch_id)
 
-    def delete(self, batch_id: str) -> dict[str, Any]:
+    def delete(self, batch_id: str) -> DeletedBatch:
         """A batch and its input, output and error files, gone from this node's home."""
         record, _ = self._load(batch_id)
         if record["status"] in ACTIVE:
@@ -383,7 +386,7 @@ class BatchService:
         self.money.finished(batch_id)
 
 
-def _metadata(metadata: Any) -> dict[str, str]:
+def _metadata(metadata: object) -> dict[str, str]:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict) or len(metadata) > MAX_METADATA_KEYS:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.services.jobs.store import JobStore
     from app.services.jobs.tracker import JobTracker
     from app.services.listener_budget import BudgetedSite
+    from app.services.platform.hardware import HardwareFacts
     from app.services.routing.registry import UpstreamRegistry
     from app.settings import NodeSettings
 
@@ -56,6 +57,6 @@ class ClusterNode(RelayNode, ReplicaNode, Protocol):
     home: Home
     identity: NodeIdentity
     listener_sites: list[BudgetedSite]
-    hardware: dict[str, Any] | None
+    hardware: HardwareFacts | None
 
     def write_runtime(self, **extra: Any) -> None: ...

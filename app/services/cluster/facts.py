@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Upstream
 from app.services.guard import collect
-from app.services.platform.hardware import os_description
+from app.services.platform.hardware import HardwareFacts, os_description
 from app.services.routing.names import MAX_GROUP, ModelNames
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def shared_engines(node: FactsNode) -> list[dict[str, Any]]:
     ]
 
 
-def facts_doc(node: FactsNode, book: LoadBook, hardware: dict[str, Any]) -> dict[str, Any]:
+def facts_doc(node: FactsNode, book: LoadBook, hardware: HardwareFacts) -> dict[str, Any]:
     inventory = inventory_doc(node, book)
     # One broken provider must not hide the node from its peers.
     shared = collect(node.shared_fact_providers, "a shared fact provider", log)

@@ -15,7 +15,7 @@ import contextlib
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.home import write_private
 from app.services.cluster.identity import NodeIdentity
@@ -24,6 +24,9 @@ from app.services.cluster.peers import PeerManager
 from app.services.cluster.trust import PeerPin, TrustStore, TrustStoreError
 from app.services.errors import NotFound
 from app.services.events import EventBus, PeerUnpaired
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import UnpairedRow
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ class Membership:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def remove(self, ref: str) -> dict[str, Any]:
+    async def remove(self, ref: str) -> UnpairedRow:
         peer = self.peers.find(ref)
         pin = peer.pin if peer is not None else self.trust.get(ref)
         if pin is None:

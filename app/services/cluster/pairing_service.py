@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.services.cluster import pairing_protocol as proto
 from app.services.cluster.identity import NodeIdentity
@@ -42,6 +42,9 @@ from app.services.firstrun.explain import PAIRING
 from app.services.firstrun.ports import explain_taken
 from app.services.platform.sockets import address_in_use
 from app.settings import parse_host_port
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import InviteState, InviteStatus, JoinedRow
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +77,8 @@ class PairingService:
         self.cluster_address = cluster_address
         self.port = pairing_port_for(cluster_port)
         self.host = PairingHost(identity, trust, host=bind_host, port=self.port, cluster_address=cluster_address,
-                                on_paired=self._paired, on_wrong_pin=self._wrong_pin)
-        self.invite_state: dict[str, Any] | None = None
+                                on_paired=self._paired)
+        self.invite_state: InviteState | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._tombstone: _Tombstone | None = None
 
@@ -104,18 +107,19 @@ class PairingService:
 
     async def _watch(self, invite: Invite) -> None:
         error: PairingError
-        joined: dict[str, Any] = {}
+        joined: JoinedRow | None = None
+        voided_by: list[str] | None = None
         try:
             pin = await self.host.wait_for_join()
             error, state = PinAlreadyUsed(), "used"
-            joined = {"joined": {"id": pin.node_id, "name": pin.name}}
+            joined = {"id": pin.node_id, "name": pin.name}
         except PinExpired as exc:
             error, state = exc, "expired"
         except PinVoid:
             # The tombstone answers joiners with the plain "PIN is void"; where the wrong PINs came
             # from is for the inviting side only (state, event, tray).
             error, state = PinVoid(), "void"
-            joined = {"voided_by": self.host.wrong_from}
+            voided_by = self.host.wrong_from
         except PairingError as exc:  # cancelled, or the winner vanished before the end
             if isinstance(exc, PairingUnavailable):
                 self._set_state("cancelled")
@@ -124,13 +128,17 @@ class PairingService:
         # The tombstone first: once the state says how the invite ended, the port says so too.
         await self._open_tombstone(invite.address, error)
         if self.invite_state is not None and self.invite_state.get("state") == "pending":
-            self._set_state(state, **joined)
+            self._set_state(state, joined=joined, voided_by=voided_by)
 
-    def _set_state(self, state: str, **extra: Any) -> None:
+    def _set_state(self, state: str, *, joined: JoinedRow | None = None, voided_by: list[str] | None = None) -> None:
         if self.invite_state is not None:
-            self.invite_state = {**self.invite_state, "state": state, **extra}
+            self.invite_state = {**self.invite_state, "state": state}
+            if joined is not None:
+                self.invite_state["joined"] = joined
+            if voided_by is not None:
+                self.invite_state["voided_by"] = voided_by
             if state == "void":
-                self.bus.publish(PairInviteVoided(voided_by=list(extra.get("voided_by") or [])))
+                self.bus.publish(PairInviteVoided(voided_by=list(voided_by or [])))
             else:
                 self.bus.publish(PairInviteEnded(state=state))
 
@@ -182,13 +190,11 @@ class PairingService:
         self.bus.publish(PeerPaired(node=peer.name, node_id=peer.node_id, address=peer.address, role="joiner"))
         return peer
 
-    def status(self) -> dict[str, Any]:
-        state: dict[str, Any] = dict(self.invite_state) if self.invite_state else {"state": "none"}
-        if state.get("state") == "pending" and not self.host.pending:
+    def status(self) -> InviteStatus:
+        state: InviteStatus = {**(self.invite_state or {"state": "none"}), "wrong_tries": self.host.wrong_tries,
+                               "wrong_from": self.host.wrong_from, "tries_left": self.host.tries_left}
+        if state["state"] == "pending" and not self.host.pending:
             state["state"] = "ending"  # the timer fired; the watcher records how it ended in a moment
-        state["wrong_tries"] = self.host.wrong_tries
-        state["wrong_from"] = self.host.wrong_from
-        state["tries_left"] = self.host.tries_left
         return state
 
     async def close(self) -> None:

@@ -128,9 +128,9 @@ class PeerUpstream(Upstream):
                 "models": [m.name for m in self._models]}
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _int(value: Any, default: int = 0) -> int:
+def _int(value: object, default: int = 0) -> int:
     return peer_facts.count(value, default)  # NaN, infinities and booleans are no counts

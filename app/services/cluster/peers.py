@@ -38,6 +38,7 @@ from app.services.guard import FailureNotices, guarded
 
 if TYPE_CHECKING:
     from app.services.api.rows import NodeRow, RelayedRentedFact
+    from app.services.api.snapshots import PeerRow
     from app.services.backends.base import Upstream
 
 log = logging.getLogger(__name__)
@@ -350,7 +351,7 @@ class PeerManager:
                     out.append(cast("RelayedRentedFact", relayed))
         return out
 
-    def peer_rows(self) -> list[dict[str, Any]]:
+    def peer_rows(self) -> list[PeerRow]:
         return [{"id": p.node_id, "name": p.name, "address": p.pin.address, "online": p.online,
                  "paired_at": p.pin.paired_at.isoformat(), "fingerprint": p.pin.fingerprint,
                  "last_seen": p.last_seen, "error": None if p.online else p.last_error}

@@ -181,7 +181,7 @@ class Replication:
             log.info("retention: removed %d job records replicated by peers (kept the newest %d)", gone, keep)
         return gone
 
-    def _take_cost(self, raw: Any, sender_id: str) -> bool:
+    def _take_cost(self, raw: object, sender_id: str) -> bool:
         """A cost note from the node that served one of our jobs: only ``cost_usd`` is taken."""
         if not isinstance(raw, dict) or raw.get("origin_node_id") != self.my_id:
             return False
@@ -208,7 +208,7 @@ class Replication:
             return False
         return serving == node_id or (bool(job.rented_node) and serving == rented_node_id(node_id, job.rented_node or ""))
 
-    def _valid(self, raw: Any, sender_id: str) -> Workload | None:
+    def _valid(self, raw: object, sender_id: str) -> Workload | None:
         if not isinstance(raw, dict) or raw.get("origin_node_id") != sender_id:
             return None
         if not isinstance(raw.get("id"), str) or not JOB_ID.match(raw["id"]) or raw.get("state") not in STATES:

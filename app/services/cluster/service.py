@@ -22,7 +22,7 @@ from app.services.cluster.tls import TlsContexts
 from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
 from app.services.guard import guarded
-from app.services.platform.hardware import hardware_summary, probe_hardware
+from app.services.platform.hardware import HardwareFacts, hardware_summary, probe_hardware
 from app.settings import parse_host_port
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class ClusterService:
         # Sent with every call to a peer; the port is filled in once the cluster port is bound.
         self.self_headers = {"X-Pairwise-Name": node.name[:200], "X-Pairwise-Cluster-Port": ""}
         self.book = LoadBook()
-        self.hardware: dict[str, Any] = {}
+        self.hardware: HardwareFacts | None = None
         self.peers = PeerManager(node.identity, self.trust, node.bus, self.self_headers, node.home.manual_peers_file,
                                  on_online=self._peer_online, on_silent=self._peer_silent,
                                  off_lan_allowed=lambda: node.settings.off_lan == "allow",

@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from app.services.jobs.requester import Requester
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import JobRow
 
 # "refused": turned away by a requester limit (daily spend, rate) before any upstream was asked.
 JobState = Literal["queued", "running", "completed", "failed", "cancelled", "refused"]
@@ -51,6 +54,25 @@ class Workload:
         if self.finished_at is not None and self.started_at is not None:
             data["duration_s"] = round(self.finished_at - self.started_at, 3)
         return data
+
+    def row(self) -> JobRow:
+        """The record as ``pairwise jobs --json`` prints it and the Jobs view reads it."""
+        requester = self.requester
+        row: JobRow = {
+            "id": self.id, "model": self.model, "api": self.api, "origin_node": self.origin_node,
+            "origin_node_id": self.origin_node_id,
+            "requester": {"node_id": requester.node_id, "node_name": requester.node_name, "key": requester.key,
+                          "app": requester.app, "authenticated": requester.authenticated},
+            "serving_node": self.serving_node, "serving_node_id": self.serving_node_id, "engine": self.engine,
+            "state": self.state, "created_at": self.created_at, "started_at": self.started_at,
+            "finished_at": self.finished_at, "ttfb_ms": self.ttfb_ms, "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens, "error": self.error, "off_lan": self.off_lan,
+            "rented_node": self.rented_node, "cost_usd": self.cost_usd, "route": self.route,
+            "updated_at": self.updated_at, "requester_text": requester.label,
+        }
+        if self.finished_at is not None and self.started_at is not None:
+            row["duration_s"] = round(self.finished_at - self.started_at, 3)
+        return row
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Workload:

@@ -34,7 +34,7 @@ class Requester:
                 "authenticated": self.authenticated}
 
     @classmethod
-    def from_json(cls, data: Any, *, node_id: str = "", node_name: str = "") -> Requester:
+    def from_json(cls, data: object, *, node_id: str = "", node_name: str = "") -> Requester:
         """A requester from a stored or replicated record; a plain string (records written before
         requesters were structured) becomes an unauthenticated app hint on the record's origin."""
         if isinstance(data, str):
@@ -57,7 +57,7 @@ class Requester:
         return f"{self.node_id}/key:{self.key}" if self.key else self.node_id
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return value[:MAX_HINT] if isinstance(value, str) and value else None
 
 

@@ -29,9 +29,9 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
-from app.services.backends.base import Upstream
+from app.services.backends.base import Caller, Upstream
 from app.services.events import Event, EventBus, RequesterLimited, WorkloadFinished, WorkloadUpdated
 from app.services.jobs.records import Workload
 from app.services.jobs.store import JobStore
@@ -39,6 +39,9 @@ from app.services.keys.limit_text import rate_refusal, spend_refusal
 from app.services.keys.store import KeyStore
 from app.services.node_ids import rented_node_id
 from app.services.rented.upstream import RentedUpstream
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import SpendTodayRow
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +71,7 @@ class RequesterLimits:
 
     # -- the gate --------------------------------------------------------------------------------------------
 
-    def gate(self, upstream: Upstream, caller: Any) -> None:
+    def gate(self, upstream: Upstream, caller: Caller) -> None:
         """Raise ``RequesterLimitError`` if ``caller`` may not use rented ``upstream`` now; else count it."""
         if upstream.kind != "rented":
             return
@@ -175,10 +178,10 @@ class RequesterLimits:
         self._jobs = {k: v for k, v in self._jobs.items() if v[0] >= day - 1}
         self._totals = {k: v for k, v in self._totals.items() if k[0] >= day - 1}
 
-    def today(self, rented_name: str) -> list[dict[str, Any]]:
+    def today(self, rented_name: str) -> list[SpendTodayRow]:
         """Spend on one of this node's rented nodes today, by requesting node, largest first."""
         day = utc_day(self.clock())
-        rows = []
+        rows: list[SpendTodayRow] = []
         for (at, key), usd in self._totals.items():
             if at == day and key[0] == "node" and key[1] == rented_name and usd > 0:
                 node_id = key[2]
@@ -190,7 +193,10 @@ class RequesterLimits:
         return self._totals.get((utc_day(self.clock()), ("key", name)), 0.0)
 
 
-def _for_peer(limits: dict[str, Any], node_id: str, node_name: str) -> Any:
+_Limit = TypeVar("_Limit", float, int)
+
+
+def _for_peer(limits: dict[str, _Limit], node_id: str, node_name: str) -> _Limit | None:
     for name in (node_id, node_name, "*"):
         if name in limits:
             return limits[name]
@@ -202,7 +208,7 @@ def _until_midnight(now: float) -> str:
     return f"in {left // 3600}h{left % 3600 // 60:02d}m"
 
 
-def today_text(rows: list[dict[str, Any]]) -> str:
+def today_text(rows: list[SpendTodayRow]) -> str:
     """``today: laptop-b $1.20, this machine $0.30`` (the rented node detail's line)."""
     if not rows:
         return "today: no spend yet"

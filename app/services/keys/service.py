@@ -11,7 +11,7 @@ Public API: ``keys`` (``KeyStore``), ``limits`` (``RequesterLimits``), ``lan`` (
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.home import NotSaved
 from app.services.errors import ConfigError
@@ -22,7 +22,15 @@ from app.services.keys.store import KeyStore
 from app.settings import NodeSettings, parse_host_port
 
 if TYPE_CHECKING:
-    from app.services.api.snapshots import DoorCert, LanStatus, RequestersSummary
+    from app.services.api.snapshots import (
+        DoorCert,
+        KeyListRow,
+        KeyRow,
+        LanStatus,
+        NewKeyRow,
+        RequestersSummary,
+        SpendTodayRow,
+    )
     from app.services.keys.context import KeysNode
 
 log = logging.getLogger(__name__)
@@ -61,18 +69,18 @@ class RequesterService:
     # -- keys ------------------------------------------------------------------------------------------------
 
     def create_key(self, name: str, *, models: list[str] | None = None, off_lan: str = "allow",
-                   usd_per_day: float | None = None, requests_per_min: int | None = None) -> dict[str, Any]:
+                   usd_per_day: float | None = None, requests_per_min: int | None = None) -> NewKeyRow:
         record, key = self.keys.create(name, models=models, off_lan=off_lan, usd_per_day=usd_per_day,
                                        requests_per_min=requests_per_min)
         self._changed(f"key {name} created")
         return {**record.public_json(), "key": key}
 
-    def revoke_key(self, name: str) -> dict[str, Any]:
+    def revoke_key(self, name: str) -> KeyRow:
         record = self.keys.revoke(name)
         self._changed(f"key {name} revoked")
         return record.public_json()
 
-    def list_keys(self) -> list[dict[str, Any]]:
+    def list_keys(self) -> list[KeyListRow]:
         return [{**r.public_json(), "usd_today": round(self.limits.key_spend_today(r.name), 6)}
                 for r in self.keys.list()]
 
@@ -107,7 +115,7 @@ class RequesterService:
 
     # -- views -----------------------------------------------------------------------------------------------
 
-    def today(self, rented_name: str) -> list[dict[str, Any]]:
+    def today(self, rented_name: str) -> list[SpendTodayRow]:
         return self.limits.today(rented_name)
 
     def summary(self) -> RequestersSummary:

@@ -33,10 +33,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from app.home import save_private
 from app.services.errors import ConfigError, NotFound, RefusedError
+
+if TYPE_CHECKING:
+    from app.services.api.snapshots import KeyRow
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +78,11 @@ class KeyRecord:
     def allows_model(self, model: str) -> bool:
         return models_allow(self.models, model)
 
-    def public_json(self) -> dict[str, Any]:
+    def public_json(self) -> KeyRow:
         """Everything but the digest (which is no secret, but has no use outside this store)."""
-        data = asdict(self)
-        data.pop("digest")
-        data["state"] = "active" if self.active else "revoked"
-        return data
+        return {"name": self.name, "created_at": self.created_at, "models": list(self.models), "off_lan": self.off_lan,
+                "usd_per_day": self.usd_per_day, "requests_per_min": self.requests_per_min,
+                "revoked_at": self.revoked_at, "state": "active" if self.active else "revoked"}
 
 
 def new_key() -> str:

@@ -16,9 +16,24 @@ import platform
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 NVIDIA_SMI_TIMEOUT_S = 5.0
+
+
+class Gpu(TypedDict):
+    name: str
+    vram_gb: float | None  # None where the machine cannot tell
+    unified_memory: NotRequired[bool]  # Apple silicon: the GPU uses the system memory
+
+
+class HardwareFacts(TypedDict):
+    """This machine as the node list shows it and peers see it."""
+
+    cpus: int | None
+    memory_gb: float | None
+    gpus: list[Gpu]
+    machine: str
 
 
 @functools.cache
@@ -81,14 +96,14 @@ def os_description() -> str:
     return f"{platform.system()} {platform.release()}"
 
 
-def hardware_summary() -> dict[str, Any]:
+def hardware_summary() -> HardwareFacts:
     """What the OS tells at once (no subprocess)."""
     return {"cpus": os.cpu_count(), "memory_gb": memory_gb(), "gpus": quick_gpus(), "machine": platform.machine()}
 
 
-def quick_gpus() -> list[dict[str, Any]]:
+def quick_gpus() -> list[Gpu]:
     """NVIDIA GPUs through Linux's /proc (no subprocess); Apple silicon shares memory."""
-    gpus: list[dict[str, Any]] = []
+    gpus: list[Gpu] = []
     base = Path("/proc/driver/nvidia/gpus")
     if sys.platform.startswith("linux") and base.is_dir():
         for entry in sorted(base.iterdir()):
@@ -103,7 +118,7 @@ def quick_gpus() -> list[dict[str, Any]]:
     return gpus
 
 
-async def probe_hardware() -> dict[str, Any]:
+async def probe_hardware() -> HardwareFacts:
     """The summary with GPU VRAM where the machine can tell (runs ``nvidia-smi``: once, at start)."""
     summary = hardware_summary()
     gpus = await nvidia_gpus() or amd_gpus()
@@ -111,12 +126,12 @@ async def probe_hardware() -> dict[str, Any]:
         summary["gpus"] = gpus
     elif is_apple_silicon():
         # Unified memory: the GPU can use (most of) the system memory.
-        summary["gpus"] = [{"name": "Apple silicon (unified memory)", "vram_gb": summary.get("memory_gb"),
+        summary["gpus"] = [{"name": "Apple silicon (unified memory)", "vram_gb": summary["memory_gb"],
                             "unified_memory": True}]
     return summary
 
 
-async def nvidia_gpus() -> list[dict[str, Any]]:
+async def nvidia_gpus() -> list[Gpu]:
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return []
@@ -135,8 +150,8 @@ async def nvidia_gpus() -> list[dict[str, Any]]:
     return parse_nvidia_smi(out.decode("utf-8", "replace"))
 
 
-def parse_nvidia_smi(text: str) -> list[dict[str, Any]]:
-    gpus = []
+def parse_nvidia_smi(text: str) -> list[Gpu]:
+    gpus: list[Gpu] = []
     for line in text.splitlines():
         name, _, mib = line.rpartition(",")
         try:
@@ -146,8 +161,8 @@ def parse_nvidia_smi(text: str) -> list[dict[str, Any]]:
     return gpus
 
 
-def amd_gpus(root: Path = Path("/sys/class/drm")) -> list[dict[str, Any]]:
-    gpus = []
+def amd_gpus(root: Path = Path("/sys/class/drm")) -> list[Gpu]:
+    gpus: list[Gpu] = []
     for card in sorted(root.glob("card[0-9]*/device/mem_info_vram_total")):
         try:
             vram = int(card.read_text(encoding="utf-8").strip())

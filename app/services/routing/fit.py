@@ -60,7 +60,7 @@ class RequestSize:
         return self.prompt + self.room
 
 
-def _text_tokens(value: Any) -> int:
+def _text_tokens(value: object) -> int:
     if isinstance(value, str):
         return math.ceil(len(value.encode()) / BYTES_PER_TOKEN)
     if isinstance(value, list):  # OpenAI content parts

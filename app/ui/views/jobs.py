@@ -4,8 +4,6 @@ it went where it went (the route reason, in plain words)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
@@ -17,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api import glossary
+from app.services.api.snapshots import JobRow
 from app.ui import fmt
 from app.ui.facade import NodeFacade
 from app.ui.palette import off_lan_colour
@@ -33,7 +32,7 @@ EMPTY_HINT = ("No requests yet. Point any app at http://{listen} (OpenAI clients
               "requests show here, with the machine that served them.")
 
 
-def job_cells(job: dict[str, Any]) -> list[str]:
+def job_cells(job: JobRow) -> list[str]:
     off_lan = "⚠ yes" if job.get("off_lan") else ""
     state = str(job.get("state"))
     if job.get("error"):
@@ -82,14 +81,14 @@ class JobsView(QWidget):
         self._fill(self.active, active)
         self._fill(self.history, done)
 
-    def _fill(self, table: QTableWidget, jobs: list[dict[str, Any]]) -> None:
+    def _fill(self, table: QTableWidget, jobs: list[JobRow]) -> None:
         table.setUpdatesEnabled(False)  # one repaint for the whole table, not one per cell
         try:
             self._cells(table, jobs)
         finally:
             table.setUpdatesEnabled(True)
 
-    def _cells(self, table: QTableWidget, jobs: list[dict[str, Any]]) -> None:
+    def _cells(self, table: QTableWidget, jobs: list[JobRow]) -> None:
         table.setRowCount(len(jobs))
         for r, job in enumerate(jobs):
             for c, text in enumerate(job_cells(job)):

@@ -3,8 +3,6 @@ their limits, making a key (shown once, with a copy button) and revoking one."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -22,13 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.api.changes import NewKey
+from app.services.api.snapshots import KeyListRow
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 
 DEFAULT_LAN_LISTEN = "0.0.0.0:11435"
 
 
-def key_line(row: dict[str, Any]) -> str:
+def key_line(row: KeyListRow) -> str:
     limits = []
     if row.get("models"):
         limits.append("models " + ", ".join(row["models"]))
@@ -159,12 +159,11 @@ class KeysBox(QGroupBox):
     def create_key(self) -> None:
         name = self.key_name.text().strip()
         models = self.key_models.text().replace(",", " ").split()
-        options: dict[str, Any] = {"models": models, "off_lan": self.key_off_lan.currentText(),
-                                   "usd_per_day": self.key_usd.value() or None,
-                                   "requests_per_min": self.key_rate.value() or None}
+        new = NewKey(name=name, models=models, off_lan="deny" if self.key_off_lan.currentText() == "deny" else "allow", usd_per_day=self.key_usd.value() or None,
+                     requests_per_min=self.key_rate.value() or None)
 
         async def run() -> None:
-            created = await self.facade.key_create(name, **options)
+            created = await self.facade.key_create(new)
             self._show_new_key(created["key"])
             self.note.setText(f"Key {name} made. Copy it now: it is shown this once (only its hash is kept).")
             self.key_name.clear()

@@ -4,11 +4,10 @@ through the same service call as ``pairwise settings peer-rented NODE --use POLI
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from app.services.api import glossary
+from app.services.api.snapshots import PeerRentedRow
 from app.settings import DEFAULT_PEER_RENTED_POLICY, PEER_RENTED_POLICIES
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
@@ -56,7 +55,7 @@ class PeerRentedBox(QGroupBox):
         for row in rows:
             self._add_row(row)
 
-    def _add_row(self, row: dict[str, Any]) -> None:
+    def _add_row(self, row: PeerRentedRow) -> None:
         node_id = str(row["id"])
         chosen = str(row["policy"]) if row.get("set") else "default"
         combo = QComboBox()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.services.api.changes import SettingsChange
 from app.ui.aio import Tasks
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
@@ -188,7 +189,7 @@ class SettingsView(QScrollArea):
         self.tasks.spawn(run(), name="hf logout")
 
     def _off_lan_toggled(self, allow: bool) -> None:
-        self.tasks.spawn(self.facade.set_off_lan("allow" if allow else "deny"), name="off-LAN policy")
+        self.tasks.spawn(self.facade.change_settings(SettingsChange(off_lan="allow" if allow else "deny")), name="off-LAN policy")
 
     def invite(self) -> None:
         dialog = InviteDialog(self.facade, self.tasks, self)

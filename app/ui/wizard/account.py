@@ -3,10 +3,9 @@ Hugging Face with a fine-grained token, checked at once, missing permissions nam
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QVBoxLayout, QWizardPage
 
+from app.services.api.hf import HfAccount
 from app.services.errors import RefusedError
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
@@ -40,11 +39,11 @@ class IntroPage(QWizardPage):
         return Page.SIGN_IN if self.rent.isChecked() else Page.ATTACH
 
 
-def usable_namespaces(report: dict[str, Any]) -> list[str]:
-    return [n["name"] for n in report.get("namespaces") or [] if n.get("can_manage") and n.get("can_call")]
+def usable_namespaces(report: HfAccount) -> list[str]:
+    return [n["name"] for n in report.get("namespaces") or [] if n["can_manage"] and n["can_call"]]
 
 
-def missing_text(report: dict[str, Any]) -> str:
+def missing_text(report: HfAccount) -> str:
     return "; ".join(report.get("warnings") or []) or "the token can neither create nor call endpoints"
 
 
@@ -67,7 +66,7 @@ class SignInPage(AsyncPage):
         for widget in (self.current, help_text, self.token, self.status):
             layout.addWidget(widget)
         layout.addStretch(1)
-        self.report: dict[str, Any] | None = None
+        self.report: HfAccount | None = None
         self.signed_in = False  # read once per visit: it may ask the keyring, which can be slow
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name

@@ -4,15 +4,11 @@ itself; on failure the page shows the error's title and message and stays."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtWidgets import QLabel, QWizardPage
 
 from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
-
-if TYPE_CHECKING:
-    from app.ui.wizard.state import WizardState
+from app.ui.wizard.state import WizardState, state_of
 
 
 class AsyncPage(QWizardPage):
@@ -26,7 +22,7 @@ class AsyncPage(QWizardPage):
         self.status.setObjectName("pageStatus")
 
     def rent_wizard(self) -> WizardState:
-        return self.wizard()  # type: ignore[return-value]
+        return state_of(self)
 
     async def run_next(self) -> None:
         """Raise (a PairwiseError, ideally) to stay on the page."""

@@ -5,8 +5,6 @@ GPUs that cannot be rented now are listed, greyed, with the reason."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,11 +21,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api import glossary
+from app.services.api.hf import CatalogRow, HardwareOffer
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling
 from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
-from app.ui.wizard.window import WINDOW, KindChoice, flavor_row, window_preview
+from app.ui.wizard.state import state_of
+from app.ui.wizard.window import WINDOW, KindChoice, flavor_of, flavor_row, window_preview
 
 SEARCH_DELAY_MS = 300
 GPU_COLUMNS = ["GPU", "GPU memory", "Fits the model", "Price", "Free quota", "Where", "Available"]
@@ -82,7 +82,7 @@ class ModelPage(QWizardPage):
 
         self.tasks.spawn(run(), name="catalog", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
 
-    def fill(self, models: list[dict[str, Any]], query: str | None) -> None:
+    def fill(self, models: list[CatalogRow], query: str | None) -> None:
         """Chat and text models first, embedding models apart under their own heading, each with
         its size and the GPU memory it needs."""
         self.results.clear()
@@ -124,12 +124,12 @@ class ModelPage(QWizardPage):
         return len(parts) == 2 and all(parts)
 
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         wizard.choice.model = self.model()
         return True
 
 
-def gpu_label(row: dict[str, Any]) -> str:
+def gpu_label(row: HardwareOffer) -> str:
     count = row.get("numAccelerators") or 1
     return f"{count}× {row.get('instanceType')} ({row.get('instanceSize')})"
 
@@ -166,7 +166,7 @@ class GpuPage(QWizardPage):
         layout.addWidget(self.table)
         layout.addWidget(self.suggestion)
         layout.addWidget(self.status)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[HardwareOffer] = []
         self.table.itemSelectionChanged.connect(self.completeChanged.emit)
         self.table.itemSelectionChanged.connect(self.update_preview)
         self.namespace.currentTextChanged.connect(lambda _t: self.load())
@@ -175,7 +175,7 @@ class GpuPage(QWizardPage):
         self.loads = 0
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         names = wizard.choice.namespaces
         self.namespace.blockSignals(True)
         self.namespace.clear()
@@ -192,7 +192,7 @@ class GpuPage(QWizardPage):
 
         async def run() -> None:
             if self.kind.kind == WINDOW:
-                rows = [flavor_row(f) for f in await self.facade.hf_job_flavors() if f.get("gpu")]
+                rows: list[HardwareOffer] = [flavor_row(f) for f in await self.facade.hf_job_flavors() if f.get("gpu")]
             else:
                 rows = [r for r in await self.facade.hf_hardware(namespace) if r.get("accelerator") == "gpu"]
             rows.sort(key=lambda r: (r.get("unavailable_reason") is not None, r.get("pricePerHour") or 1e9))
@@ -205,7 +205,7 @@ class GpuPage(QWizardPage):
         self.tasks.spawn(run(), name="hardware", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
 
     def need_gb(self) -> float | None:
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         model = wizard.choice.model if wizard is not None else None
         return memory_needed_gb(model) if model else None
 
@@ -216,7 +216,7 @@ class GpuPage(QWizardPage):
         if index is not None:
             self.table.selectRow(index)
 
-    def fill(self, rows: list[dict[str, Any]]) -> None:
+    def fill(self, rows: list[HardwareOffer]) -> None:
         self.rows = rows
         need = self.need_gb()
         self.table.setRowCount(len(rows))
@@ -246,7 +246,7 @@ class GpuPage(QWizardPage):
                 return True
         return False
 
-    def selected(self) -> dict[str, Any] | None:
+    def selected(self) -> HardwareOffer | None:
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
         if not rows:
             return None
@@ -258,10 +258,10 @@ class GpuPage(QWizardPage):
 
     def update_preview(self) -> None:
         row = self.selected()
-        self.kind.preview.setText(window_preview(row.get("flavor") if row else None, self.kind.hours.value()))
+        self.kind.preview.setText(window_preview(flavor_of(row), self.kind.hours.value()))
 
     def validatePage(self) -> bool:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         wizard.choice.hardware = self.selected()
         wizard.choice.namespace = self.namespace.currentText() or None
         wizard.choice.window = self.kind.window_text() if self.kind.kind == WINDOW else None

@@ -26,7 +26,8 @@ from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
 from app.ui.wizard.cost import cost_preview
-from app.ui.wizard.window import window_preview
+from app.ui.wizard.state import state_of, state_or_none
+from app.ui.wizard.window import flavor_of, window_preview
 
 HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
 POLICIES = [
@@ -109,7 +110,7 @@ class SettingsPage(AsyncPage):
         self.plan: dict[str, Any] | None = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         if not self.name.text() or self.name.text() == getattr(self, "_defaulted", ""):
             self._defaulted = default_name(wizard.choice.model or "")
             self.name.setText(self._defaulted)
@@ -130,15 +131,15 @@ class SettingsPage(AsyncPage):
         self.form.setRowVisible(self.hours, not window)
 
     def price(self) -> float | None:
-        wizard: Any = self.wizard()
-        hardware = wizard.choice.hardware or {} if wizard else {}
-        return hardware.get("pricePerHour")
+        wizard = state_or_none(self)
+        hardware = wizard.choice.hardware if wizard else None
+        return hardware["pricePerHour"] if hardware else None
 
     def update_preview(self) -> None:
-        wizard: Any = self.wizard()
+        wizard = state_or_none(self)
         window = wizard.choice.window if wizard else None
-        if window:
-            flavor = (wizard.choice.hardware or {}).get("flavor")
+        if wizard and window:
+            flavor = flavor_of(wizard.choice.hardware)
             hours = int(window.rstrip("m")) / 60
             caps = [f"your {fmt.money(cap)}/{period} cap pays for {fmt.hours(cap / flavor['window_price_per_hour'])}"
                     for period, cap in (("day", self.day.value()), ("month", self.month.value()))
@@ -153,20 +154,20 @@ class SettingsPage(AsyncPage):
         return bool(HF_NAME.match(self.name.text().strip()))
 
     def params(self) -> dict[str, Any]:
-        wizard: Any = self.wizard()
-        hardware = wizard.choice.hardware or {}
+        wizard = state_of(self)
+        hardware = wizard.choice.hardware
         if wizard.choice.window:
             return {
                 "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
-                "gpu": hardware.get("id"), "window": wizard.choice.window, "share_with_cluster": self.share.isChecked(),
+                "gpu": hardware["id"] if hardware else None, "window": wizard.choice.window, "share_with_cluster": self.share.isChecked(),
                 "use": self.policy.currentData(), "idle_pause_min": self.idle.value() or None,
                 "usd_per_day": self.day.value() or None, "usd_per_month": self.month.value() or None,
                 "pause_on_sponsor_exit": self.pause_on_exit.isChecked(),
             }
         return {
             "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
-            "gpu": hardware.get("id") or f"{hardware.get('instanceType')}:{hardware.get('instanceSize')}",
-            "vendor": hardware.get("vendor"), "region": hardware.get("region"),
+            "gpu": (hardware["id"] or f"{hardware['instanceType']}:{hardware['instanceSize']}") if hardware else None,
+            "vendor": hardware["vendor"] if hardware else None, "region": hardware["region"] if hardware else None,
             "share_with_cluster": self.share.isChecked(), "use": self.policy.currentData(),
             "idle_pause_min": self.idle.value() or None, "usd_per_day": self.day.value() or None,
             "usd_per_month": self.month.value() or None, "wake_on_request": self.wake.isChecked(),
@@ -193,7 +194,7 @@ class SettingsPage(AsyncPage):
         params = self.params()
         windowed = bool(params.get("window"))
         self.plan = await (self.facade.window_plan(params) if windowed else self.facade.rented_plan(params))
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         wizard.choice.params, wizard.choice.plan = params, self.plan
 
 
@@ -215,7 +216,7 @@ class ConfirmPage(QWizardPage):
         layout.addStretch(1)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         plan, params = wizard.choice.plan or {}, wizard.choice.params or {}
         self.agree.setChecked(False)
         if plan.get("provider") == "huggingface-job":

@@ -9,7 +9,8 @@ one ("about"), never a refusal: a quantised model needs less, a long context mor
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from app.services.api.hf import CatalogRow, HardwareOffer
 
 EMBEDDING_TASKS = frozenset({"feature-extraction", "sentence-similarity", "sentence-embeddings", "embeddings"})
 _EXPERTS = re.compile(r"(?<![a-z0-9.])(\d+)x(\d+(?:\.\d+)?)([bm])(?![a-z])", re.IGNORECASE)
@@ -18,7 +19,7 @@ BYTES_PER_PARAM = 2.0  # 16-bit weights, as the tested engines serve them by def
 OVERHEAD = 1.2
 
 
-def is_embedding(model: dict[str, Any]) -> bool:
+def is_embedding(model: CatalogRow) -> bool:
     task = str(model.get("task") or "").lower()
     return task in EMBEDDING_TASKS or "embed" in task
 
@@ -42,8 +43,8 @@ def memory_needed_gb(repo_id: str) -> float | None:
     return None if params is None else round(params * BYTES_PER_PARAM * OVERHEAD, 1)
 
 
-def size_hint(model: dict[str, Any]) -> str:
-    repo = str(model.get("repo_id") or "")
+def size_hint(model: CatalogRow) -> str:
+    repo = model["repo_id"]
     params, need = parameters_b(repo), memory_needed_gb(repo)
     if params is None or need is None:
         return "size not stated"
@@ -51,26 +52,27 @@ def size_hint(model: dict[str, Any]) -> str:
     return f"{size} parameters · needs about {max(need, 1):g} GB of GPU memory"
 
 
-def fits(row: dict[str, Any], need_gb: float | None) -> bool:
-    memory = row.get("gpuMemoryGb")
+def fits(row: HardwareOffer, need_gb: float | None) -> bool:
+    memory = row["gpuMemoryGb"]
     if need_gb is None or memory is None:
         return True
-    return float(memory) * int(row.get("numAccelerators") or 1) >= need_gb
+    return memory * (row["numAccelerators"] or 1) >= need_gb
 
 
-def cheapest_fit(rows: list[dict[str, Any]], need_gb: float | None) -> tuple[int | None, str]:
+def cheapest_fit(rows: list[HardwareOffer], need_gb: float | None) -> tuple[int | None, str]:
     """Index of the cheapest GPU that can be rented now and fits, and why it was picked."""
     best: int | None = None
     for i, row in enumerate(rows):
-        if row.get("unavailable_reason") or row.get("pricePerHour") is None or not fits(row, need_gb):
+        price = row["pricePerHour"]
+        if row["unavailable_reason"] or price is None or not fits(row, need_gb):
             continue
-        if best is None or float(row["pricePerHour"]) < float(rows[best]["pricePerHour"]):
+        if best is None or price < (rows[best]["pricePerHour"] or 0.0):
             best = i
     if best is None:
         return None, ("No GPU that can be rented now has enough memory for this model."
                       if need_gb else "No GPU can be rented now.")
     row = rows[best]
-    total = float(row.get("gpuMemoryGb") or 0) * int(row.get("numAccelerators") or 1)
+    total = (row["gpuMemoryGb"] or 0.0) * (row["numAccelerators"] or 1)
     if need_gb is None:
         return best, "Suggested: the cheapest GPU you can rent now (the model's size is not stated)."
     return best, (f"Suggested: the cheapest GPU with enough memory — {total:g} GB for a model that needs about "

@@ -16,6 +16,7 @@ from app.ui import fmt
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling
+from app.ui.wizard.state import state_of
 
 POLL_MS = 250
 STEPS = [
@@ -75,7 +76,7 @@ class ProgressPage(QWizardPage):
         self._poll.timeout.connect(self.poll)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        wizard: Any = self.wizard()
+        wizard = state_of(self)
         params = wizard.choice.params or {}
         self.name = params.get("name")
         self.windowed = bool(params.get("window"))

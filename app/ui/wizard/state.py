@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from app.services.api.hf import HardwareOffer
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWizardPage
 
 
 class Page(IntEnum):
@@ -25,14 +30,29 @@ class Choice:
     namespaces: list[str] = field(default_factory=list)
     namespace: str | None = None
     model: str | None = None
-    hardware: dict[str, Any] | None = None
+    hardware: HardwareOffer | None = None  # a FlavorOffer for a batch window
     params: dict[str, Any] | None = None
     plan: dict[str, Any] | None = None
     window: str | None = None  # a batch window's length ("120m"); None for an endpoint
 
 
+@runtime_checkable
 class WizardState(Protocol):
     """What a page reads of its wizard (``RentWizard`` is one)."""
 
     choice: Choice
     sign_in_only: bool
+
+
+def state_or_none(page: QWizardPage) -> WizardState | None:
+    """The rent wizard a page is on; None before the page is added to one."""
+    wizard = page.wizard()
+    return wizard if isinstance(wizard, WizardState) else None
+
+
+def state_of(page: QWizardPage) -> WizardState:
+    """The rent wizard a page is on (a page only runs its steps there)."""
+    state = state_or_none(page)
+    if state is None:
+        raise RuntimeError(f"{type(page).__name__} runs only on the rent wizard")
+    return state

@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QDoubleSpinBox, QFormLayout, QLabel, QRadioButton, QWidget
 
+from app.services.api.hf import HardwareOffer
 from app.ui import fmt
 from app.ui.palette import muted
 
@@ -32,11 +33,25 @@ def window_preview(flavor: dict[str, Any] | None, hours: float) -> str:
             "Hugging Face stops it at the end.")
 
 
-def flavor_row(flavor: dict[str, Any]) -> dict[str, Any]:
+class FlavorOffer(HardwareOffer):
+    """A Jobs flavor as a row of the GPU table, with the flavor itself for the window's preview."""
+
+    flavor: dict[str, Any]  # as the rented API lists it (``window_flavors``)
+
+
+def flavor_row(flavor: dict[str, Any]) -> FlavorOffer:
     """A Jobs flavor as a row of the GPU table (the endpoint rows' keys where they apply)."""
     return {"id": flavor["name"], "instanceType": flavor["name"], "instanceSize": flavor.get("gpu") or "",
             "pricePerHour": flavor["window_price_per_hour"], "vendor": "Hugging Face", "region": "Jobs",
-            "accelerator": "gpu", "flavor": flavor}
+            "regionLabel": "Jobs", "accelerator": "gpu", "numAccelerators": 1, "architecture": "",
+            "gpuMemoryGb": None, "memoryGb": None, "numCpus": None, "status": "available", "quotaMax": None,
+            "quotaUsed": None, "quotaFree": None, "unavailable_reason": None, "flavor": flavor}
+
+
+def flavor_of(row: HardwareOffer | None) -> dict[str, Any] | None:
+    """The Jobs flavor behind a GPU row (None for an endpoint's hardware)."""
+    flavor = row.get("flavor") if row is not None else None
+    return flavor if isinstance(flavor, dict) else None
 
 
 class KindChoice(QWidget):
