@@ -13,6 +13,7 @@
     pricing.py   HF's current price of an endpoint's compute (the provider list, cached)
     lifecycle.py HfLifecycle: state polling, drift, price, billed minutes, the cap, idle pause, owed pauses
     hooks.py     HfHooks: wake on request, budget pause, pause on exit, detach and logout guards, reconcile
+    providers.py the endpoint, the batch window and the router behind the provider seam (rented/provider.py)
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, attach
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 from app.services.hf.hooks import HfHooks
 from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
+from app.services.hf.providers import EndpointProvider, RouterProvider
 from app.services.hf.records import EndpointRecords
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.service import HfService
@@ -45,6 +47,8 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
         lifecycle = HfLifecycle(service, manager, records, node.bus)
         hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)
+        manager.providers.register(EndpointProvider(ops))
+        manager.providers.register(RouterProvider())
         manager.fallback_tokens.append(
             lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed

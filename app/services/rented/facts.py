@@ -67,6 +67,10 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
         "price_declared": decl.price_per_hour, "hf_price_per_hour": node.hf_price,
         "spend_account": totals.get("account"), "cap_note": cap_note(node),
         "spend_problem": totals.get("problem"), "billed_by": billed_by(node),
+        # What a polled provider last reported (rented/provider_loop.py); None where nothing polls it.
+        "provider_state": None if node.reported is None else node.reported.state.value,
+        "provider_billing": None if node.reported is None else node.reported.billing,
+        "provider_message": None if node.reported is None else node.reported.message,
     }
 
 

@@ -60,6 +60,7 @@ from app.services.rented.facts import local_row, shared_fact
 from app.services.rented.hooks import LifecycleHooks
 from app.services.rented.meter import CostMeter, Period
 from app.services.rented.probe import PUBLIC_WARNING
+from app.services.rented.provider import ProviderRegistry
 from app.services.rented.spend import ACCOUNT_PREFIX, REPAIR_HINT, SpendRepair, url_identity
 from app.services.rented.store import RentedStore, secret_key
 from app.services.rented.upstream import RentedUpstream
@@ -87,6 +88,8 @@ class RentedManager:
         self.jobs = jobs
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
+        # Providers by the declaration's provider string (provider.py); features register theirs at attach.
+        self.providers = ProviderRegistry()
         self.hooks.began = self._began
         self.hooks.abandoned = self._abandoned
         self.hooks.tell = FailureNotices(bus.publish, sponsor_name)
@@ -167,7 +170,9 @@ class RentedManager:
 
     def _make(self, decl: RentedDecl, token: str | None = None) -> RentedUpstream:
         """A node reading its token from ``tokens`` at send time; ``token``: one not yet in the keyring,
-        used until ``_keep_token`` stores it (a refused token is never stored)."""
+        used until ``_keep_token`` stores it (a refused token is never stored). A provider nobody
+        registered is refused by name."""
+        self.providers.of(decl.provider)
         node = RentedUpstream(decl, sponsor_name=self.sponsor_name, sponsor_id=self.sponsor_id, token=token,
                               extra_ca=self.extra_ca, hooks=self.hooks)
         if not token:

@@ -39,6 +39,7 @@ from app.services.outbound import ca_files, make_client, outbound_ssl_context
 from app.services.rented.decl import LABEL, RentedDecl, check_url
 from app.services.rented.per_token import RouterPrices, TokenPrice, estimate, price_of
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
+from app.services.rented.provider_state import SCHEDULER_STATE, ProviderState
 from app.services.secrets import redact
 from app.services.translate.shapes import PATHS, Api, canonical_model
 
@@ -85,6 +86,8 @@ class RentedUpstream(Upstream):
         self.probe_state: str | None = None
         self.hf_state: str | None = None
         self.hf_message: str | None = None
+        # What a polled provider last reported (provider_loop.py), normalised; None: nothing polls it.
+        self.reported: ProviderState | None = None
         self.credential_error: str | None = None
         self.block_reason: str | None = None
         self.budget_reason: str | None = None
@@ -196,19 +199,33 @@ class RentedUpstream(Upstream):
             # A cap that cannot be counted is no cap: refuse rather than bill blind.
             return "ineligible", ("a budget is set but the price per hour is unknown; "
                                   f"set it with 'pairwise rented set {self.name} --price-per-hour USD'")
-        base = HF_STATES.get(self.hf_state or "", None) if self.hf_state else self.probe_state
+        if self.hf_state:
+            base = HF_STATES.get(self.hf_state)
+        elif self.reported is not None:
+            base = SCHEDULER_STATE[self.reported.state]
+            if base == "eligible" and self.probe_state not in (None, "eligible"):
+                base = self.probe_state
+        else:
+            base = self.probe_state
         if base == "paused":
             wake = "it wakes on request" if self.can_wake() else "wake on request is off"
             return "paused", f"paused on the provider; {wake}"
         if base == "starting":
-            return "starting", f"starting on the provider ({self.hf_state}); not ready yet"
+            return "starting", f"starting on the provider ({self.hf_state or self._reported_word()}); not ready yet"
         if base == "unhealthy":
-            return "unhealthy", self.scrub(self.hf_message or self.last_error or "the provider reports a failure")
+            return "unhealthy", self.scrub(self.hf_message or self._reported_message() or self.last_error
+                                           or "the provider reports a failure")
         if base == "cold":
             return "cold", "scaled to zero: the next request waits for a cold start"
         if base == "ended":
             return "ended", self.scrub(self.hf_message or "the batch window has ended")
         return "eligible", None
+
+    def _reported_word(self) -> str | None:
+        return None if self.reported is None else (self.reported.raw or self.reported.state.value)
+
+    def _reported_message(self) -> str | None:
+        return None if self.reported is None else self.reported.message
 
     def scrub(self, text: str) -> str:
         """Error text without the endpoint's URL or host: reasons travel to peers and callers."""
