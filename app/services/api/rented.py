@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from app.services.api.rows import RentedActionRow, RentedRow
-from app.services.errors import ConfigError, FeatureMissing
+from app.services.errors import ConfigError, FeatureMissing, RefusedError
+from app.services.rented.caps import resume_refusal
 from app.services.rented.provider import Action, Provider, run_action
 
 if TYPE_CHECKING:
@@ -104,7 +105,11 @@ class RentedApi:
         if action not in ACTIONS:
             raise ConfigError(f"no action {action!r} on a rented node (actions: {', '.join(ACTIONS)})")
         manager = self._manager()
-        provider = manager.providers.of(manager.get(name).decl.provider)
+        node = manager.get(name)
+        provider = manager.providers.of(node.decl.provider)
+        refusal = resume_refusal(node) if action == Action.RESUME else None
+        if refusal is not None:  # whatever the provider: a resume never bills past the caps
+            raise RefusedError(f"refused to resume {name}: {refusal}", title="Budget reached")
         if action == Action.DELETE and confirm != name:
             raise ConfigError(f"deleting {name} is irreversible on its provider: confirm with {{\"confirm\": \"{name}\"}}")
         await run_action(provider, Action(action), name)

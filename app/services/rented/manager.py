@@ -119,8 +119,7 @@ class RentedManager:
             self._install(self._make(decl))
         # Probe before the front door opens, but never hold the node's start for a slow endpoint.
         first = asyncio.ensure_future(self.refresh_all())
-        self._pending.add(first)
-        first.add_done_callback(self._pending.discard)
+        self.track(first)
         await asyncio.wait({first}, timeout=START_PROBE_WAIT_S)
         self._task = asyncio.create_task(self._refresh_loop(), name="rented-refresh")
 
@@ -441,11 +440,15 @@ class RentedManager:
                 self.bus.publish(event)
             self.changed(f"rented node {node.name} {reason}")
             task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+            self.track(task)
         elif was and not reason:
             self._unconfirmed.pop(node.name, None)
             self.changed(f"rented node {node.name} budget available again")
+
+    def track(self, task: asyncio.Future[Any]) -> None:
+        """Keep a controller's step (a pause) alive until it ends; stop cancels what is left."""
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     def _check_account(self, node: RentedUpstream) -> bool:
         """A spend account that cannot be trusted never reads as zero: every rented node is ineligible
@@ -466,8 +469,7 @@ class RentedManager:
         log.error("rented node %s: %s", node.name, reason)
         self.changed(f"rented node {node.name}: spend account unusable")
         task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self.track(task)
         return True
 
     def repair_spend(self, accept_usd: float | None = None, name: str | None = None) -> SpendRepair:
