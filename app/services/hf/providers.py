@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.services.errors import RefusedError
 from app.services.hf import states
 from app.services.hf.jobs_models import TERMINAL
+from app.services.hf.jobs_ops import window_refusal
 from app.services.rented.provider import Action, BaseProvider, Price, ProviderState, State
 
 if TYPE_CHECKING:
@@ -83,6 +85,9 @@ class JobProvider(BaseProvider):
 
     async def stop(self, name: str) -> None:
         await self.ops.stop(name)
+
+    def refusal(self, action: Action, name: str) -> RefusedError:
+        return window_refusal(name, action.value)
 
     async def stop_for_exit(self, name: str) -> None:
         await self.ops.stop(name, on_exit=True)

@@ -60,6 +60,8 @@ class Provider(Protocol):
 
     async def stop_for_exit(self, name: str) -> None: ...
 
+    def refusal(self, action: Action, name: str) -> RefusedError: ...
+
     async def poll(self, node: RentedUpstream) -> ProviderState: ...
 
 
@@ -85,20 +87,21 @@ class BaseProvider:
             return Price(None, node.decl.price_per_mtok_in, node.decl.price_per_mtok_out)
         return Price(node.price_per_hour)
 
-    def _refuse(self, action: Action, name: str) -> NotOffered:
+    def refusal(self, action: Action, name: str) -> RefusedError:
+        """Why ``action`` is not offered, in words with the way on (a provider may say it better)."""
         return NotOffered(f"rented node {name}: its provider {self.name} cannot {action.value} it")
 
     async def pause(self, name: str) -> None:
-        raise self._refuse(Action.PAUSE, name)
+        raise self.refusal(Action.PAUSE, name)
 
     async def resume(self, name: str) -> None:
-        raise self._refuse(Action.RESUME, name)
+        raise self.refusal(Action.RESUME, name)
 
     async def stop(self, name: str) -> None:
-        raise self._refuse(Action.STOP, name)
+        raise self.refusal(Action.STOP, name)
 
     async def delete(self, name: str) -> None:
-        raise self._refuse(Action.DELETE, name)
+        raise self.refusal(Action.DELETE, name)
 
     async def stop_for_exit(self, name: str) -> None:
         """What pause on sponsor exit does: pause what can be paused, else stop it."""
@@ -115,7 +118,7 @@ class PlainProvider(BaseProvider):
 async def run_action(provider: Provider, action: Action, name: str) -> None:
     """Ask ``provider`` to take ``action`` on ``name`` (refused by name when it does not offer it)."""
     if action not in provider.capabilities:
-        raise NotOffered(f"rented node {name}: its provider {provider.name} cannot {action.value} it")
+        raise provider.refusal(action, name)
     step = {Action.PAUSE: provider.pause, Action.RESUME: provider.resume, Action.STOP: provider.stop,
             Action.DELETE: provider.delete}[action]
     await step(name)
