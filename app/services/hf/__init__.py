@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.services.events import HfSignedIn, HfSignedOut
 from app.services.hf.hooks import HfHooks
 from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
@@ -49,6 +50,8 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
         ops = HfRented(service, manager, lifecycle, records)
         manager.providers.register(EndpointProvider(ops))
         manager.providers.register(RouterProvider())
+        # A sign-in or sign-out changes the token every node without its own reads, at its next request.
+        node.bus.on(lambda event: manager.tokens.invalidate() if isinstance(event, HfSignedIn | HfSignedOut) else None)
         manager.fallback_tokens.append(
             lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed

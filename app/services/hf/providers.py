@@ -11,7 +11,7 @@ from app.services.errors import RefusedError
 from app.services.hf import states
 from app.services.hf.jobs_models import TERMINAL
 from app.services.hf.jobs_ops import window_refusal
-from app.services.rented.provider import Action, BaseProvider, Price, ProviderState, State
+from app.services.rented.provider import Action, BaseProvider, Price, ProviderState, State, WireTraits
 
 if TYPE_CHECKING:
     from app.services.api.rows import RentedRow
@@ -30,10 +30,19 @@ JOB_STAGES: dict[str, State] = {
     "DELETED": State.ENDED,
 }
 
+# HF's proxy holds a request while a replica starts for as long as X-Scale-Up-Timeout says; any 503 from
+# an endpoint is a replica still starting; its state comes from the management API (lifecycle.py).
+ENDPOINT_TRAITS = WireTraits(states=ENDPOINT_STATES, wait_header="x-scale-up-timeout", warms_on_503=True,
+                             state_polled=True)
+JOB_TRAITS = WireTraits(states=JOB_STAGES, url_is_identity=False)  # a Job's URL is new with each job
+# The router fronts many providers' models: the declared ones are what this node serves.
+ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True)
+
 
 class EndpointProvider(BaseProvider):
     name = "huggingface-endpoint"
     capabilities = frozenset({Action.PAUSE, Action.RESUME, Action.DELETE})
+    traits = ENDPOINT_TRAITS
 
     def __init__(self, ops: HfRented) -> None:
         self.ops = ops
@@ -70,6 +79,7 @@ class JobProvider(BaseProvider):
 
     name = "huggingface-job"
     capabilities = frozenset({Action.STOP})
+    traits = JOB_TRAITS
 
     def __init__(self, ops: HfJobs) -> None:
         self.ops = ops
@@ -97,6 +107,7 @@ class RouterProvider(BaseProvider):
     """The router: billed per token of each answer, nothing to pause."""
 
     name = "huggingface-router"
+    traits = ROUTER_TRAITS
 
     def price(self, node: RentedUpstream) -> Price:
         return Price(None, node.decl.price_per_mtok_in, node.decl.price_per_mtok_out)

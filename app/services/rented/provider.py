@@ -1,7 +1,7 @@
 """The provider seam: what Pairwise asks of the provider a rented node is rented from.
 
-A provider is keyed by the declaration's ``provider`` string (``huggingface-endpoint``,
-``openai-compatible``...) in a ``ProviderRegistry`` the ``RentedManager`` holds. Generic code (the
+A provider is keyed by the declaration's ``provider`` string (``openai-compatible``, or any
+that a feature or ``PAIRWISE_PROVIDERS`` registers) in a ``ProviderRegistry`` the ``RentedManager`` holds. Generic code (the
 manager, the upstream, the service API, the tray) reads a rented node only through it:
 
 - ``state(row) -> ProviderState``: the provider's own word normalised (``State``), whether it bills
@@ -10,9 +10,10 @@ manager, the upstream, the service API, the tray) reads a rented node only throu
   actions it ever offers;
 - ``pause`` / ``resume`` / ``stop`` / ``delete`` (by rented-node name): a provider without the
   capability refuses by name (``NotOffered``); ``stop_for_exit``: what pause on sponsor exit does;
+- ``traits``: what the request path needs (``WireTraits``: its state words, per token, a wait header...);
 - ``price(node) -> Price``: hourly, or per 1M input/output tokens;
 - ``polls`` and ``poll(node)``: a provider with ``polls`` is driven by the one poll -> bill -> cap
-  loop (``rented/provider_loop.py``); a controller of its own (the Hugging Face ones) leaves it False.
+  loop (``rented/provider_loop.py``); a provider with a controller of its own leaves it False.
 
 ``docs/adding-a-provider.md`` says how to write one. ``PAIRWISE_PROVIDERS=module:Class[,...]`` loads
 providers from outside the app (for development and tests); a declaration naming a provider nobody
@@ -27,7 +28,7 @@ import importlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from app.services.errors import ConfigError, RefusedError
-from app.services.rented.provider_state import Action, Price, ProviderState, State
+from app.services.rented.provider_state import Action, Price, ProviderState, State, WireTraits
 
 if TYPE_CHECKING:
     from app.services.api.rows import RentedRow
@@ -43,6 +44,7 @@ class Provider(Protocol):
     name: str
     capabilities: frozenset[Action]
     polls: bool
+    traits: WireTraits
 
     def state(self, row: RentedRow) -> ProviderState: ...
 
@@ -71,6 +73,7 @@ class BaseProvider:
     name = "openai-compatible"
     capabilities: frozenset[Action] = frozenset()
     polls = False
+    traits = WireTraits()
 
     def state(self, row: RentedRow) -> ProviderState:
         # Nothing reports a state: an eligible node with an hourly price is taken to be billing.
@@ -164,4 +167,4 @@ class ProviderRegistry:
 
 
 __all__ = ["Action", "BaseProvider", "NotOffered", "PlainProvider", "Price", "Provider", "ProviderRegistry",
-           "ProviderState", "State", "run_action"]
+           "ProviderState", "State", "WireTraits", "run_action"]

@@ -15,7 +15,7 @@ all at once) and then:
   (``confirms_pause``).
 - pause on sponsor exit (``stop_for_exit``) and a detach that pauses a billing node first.
 
-A provider that has a controller of its own (Hugging Face's) leaves ``polls`` False and is not driven here.
+A provider that has a controller of its own leaves ``polls`` False and is not driven here.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -51,3 +52,17 @@ class Price:
     @property
     def per_token(self) -> bool:
         return self.per_mtok_in is not None or self.per_mtok_out is not None
+
+
+@dataclass(frozen=True)
+class WireTraits:
+    """What a node's upstream needs of its provider on the request path (``RentedUpstream``), fixed when
+    the node is made: so the upstream never tests which provider it is."""
+
+    states: Mapping[str, State] = field(default_factory=dict)  # the provider's own words for its states
+    per_token: bool = False  # billed per token of each answer, not per hour
+    declared_models: bool = False  # the declaration's models win over /v1/models (a router lists them all)
+    wait_header: str | None = None  # tells the provider's proxy how long to hold a request while it starts
+    warms_on_503: bool = False  # a 503 always means "still starting" (wait it out within the cold start)
+    state_polled: bool = False  # its state comes from a management API: no probe once both are known
+    url_is_identity: bool = True  # its URL names what is rented (the spend account's key); False: new each time
