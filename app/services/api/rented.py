@@ -107,9 +107,14 @@ class RentedApi:
         manager = self._manager()
         node = manager.get(name)
         provider = manager.providers.of(node.decl.provider)
-        refusal = resume_refusal(node) if action == Action.RESUME else None
-        if refusal is not None:  # whatever the provider: a resume never bills past the caps
-            raise RefusedError(f"refused to resume {name}: {refusal}", title="Budget reached")
+        if action == Action.RESUME and provider.polls:
+            # A resume never bills past the caps: for a polled provider the check is made here, on the
+            # figures as they stand now (a new UTC day frees the cap); a controller of its own (HF's)
+            # refreshes the price first and checks itself.
+            manager.check_budget(node)
+            refusal = resume_refusal(node)
+            if refusal is not None:
+                raise RefusedError(f"refused to resume {name}: {refusal}", title="Budget reached")
         if action == Action.DELETE and confirm != name:
             raise ConfigError(f"deleting {name} is irreversible on its provider: confirm with {{\"confirm\": \"{name}\"}}")
         await run_action(provider, Action(action), name)
