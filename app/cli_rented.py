@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
 
     attach = rsub.add_parser("attach", help="attach an HTTPS endpoint as a rented node")
     attach.add_argument("name")
-    attach.add_argument("--provider", choices=PROVIDERS, default="openai-compatible")
+    attach.add_argument("--provider", default="openai-compatible",
+                        help=f"{', '.join(PROVIDERS)}, or one a plugin registers (docs/adding-a-provider.md)")
     attach.add_argument("--url", help="https base URL (http:// only for loopback hosts)")
     attach.add_argument("--endpoint", help="NAMESPACE/NAME of a Hugging Face endpoint (instead of --url)")
     attach.add_argument("--token-stdin", action="store_true", help="read the bearer token from stdin into the keyring")

@@ -139,7 +139,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_action(args: argparse.Namespace) -> int:
-    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/hf/rented/{args.name}/{args.action}")
+    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/rented/{args.name}/{args.action}")["row"]
     if args.json:
         print_json(row)
         return 0
@@ -155,6 +155,6 @@ def cmd_delete(args: argparse.Namespace) -> int:
               "This cannot be undone on Hugging Face.")
         if ask(f"Type {args.name} to confirm:") != args.name:
             raise ConfigError(f"not deleted: the confirmation did not match {args.name!r}")
-    result = client.call("DELETE", f"/hf/rented/{args.name}", {"confirm": args.name})
-    print(f"deleted endpoint {result['deleted']} on Hugging Face; rented node {args.name} detached")
+    client.call("POST", f"/rented/{args.name}/delete", {"confirm": args.name})
+    print(f"deleted endpoint {row.get('endpoint')} on Hugging Face; rented node {args.name} detached")
     return 0

@@ -120,7 +120,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/hf/jobs/{args.name}/stop")
+    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/rented/{args.name}/stop")["row"]
     if args.json:
         print_json(row)
         return 0

@@ -19,6 +19,7 @@ from app.services.api.batch import BatchObject
 from app.services.api.changes import NewKey, SettingsChange
 from app.services.api.hf import CatalogRow, HardwareOffer, HfAccount
 from app.services.api.models import ModelRow, SuggestionRow
+from app.services.api.rented import ActionResult
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import (
     EngineRow,
@@ -137,22 +138,27 @@ class NodeFacade:
     async def rented_create(self, params: dict[str, Any]) -> RentedRow:
         return await self.api.rented.create(params)
 
-    async def rented_pause(self, name: str) -> RentedRow:
-        return await self.api.rented.pause(name)
+    async def rented_act(self, name: str, action: str, *, confirm: str | None = None) -> ActionResult:
+        """An action the row's provider offers (its ``actions``), as ``POST /rented/{name}/{action}``."""
+        return await self.api.rented.act(name, action, confirm=confirm)
 
-    async def rented_resume(self, name: str) -> RentedRow:
-        return await self.api.rented.resume(name)
+    async def rented_pause(self, name: str) -> ActionResult:
+        return await self.rented_act(name, "pause")
 
-    async def rented_stop(self, name: str) -> RentedActionRow:
-        """End a batch window now (its job cancelled on Hugging Face)."""
-        return await self.api.rented.window_stop(name)
+    async def rented_resume(self, name: str) -> ActionResult:
+        return await self.rented_act(name, "resume")
+
+    async def rented_stop(self, name: str) -> ActionResult:
+        """End a fixed window now (its provider cancels it)."""
+        return await self.rented_act(name, "stop")
 
     async def rented_pause_for_exit(self, name: str) -> RentedRow:
         """What pause on exit does to ``name``: pause an endpoint, cancel a batch window."""
         return await self.api.rented.pause_for_exit(name)
 
     async def rented_delete(self, name: str) -> None:
-        await self.api.rented.delete(name)
+        """Delete it on its provider (irreversible: the views ask first) and forget it."""
+        await self.rented_act(name, "delete", confirm=name)
 
     async def hf_job_flavors(self) -> list[dict[str, Any]]:
         return await self.api.rented.window_flavors()

@@ -307,8 +307,8 @@ async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDia
         before = facade.rented_row(name)
         if before is None:
             return None
-        window = "hf_job" in before
-        if not window and before["hf_state"] in ("paused", None):
+        window = before["stoppable"] and not before["pausable"]
+        if not (before["pausable"] or before["stoppable"]):
             return None  # paused (or gone) since the quit began: nothing to say "Pausing…" about
         dialog.say(f"Cancelling {name}'s batch window…" if window else f"Pausing {name}…")
         try:

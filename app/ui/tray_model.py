@@ -129,7 +129,7 @@ def rented_entry(row: RentedActionRow) -> MenuItem:
     cost = row["cost"]["day_usd"]
     if cost:
         text += f" · {glossary.money(cost)} today"
-    if "hf_job" in row:  # a batch window has no pause or resume: it runs to its end or is stopped
+    if "stop" in row["capabilities"] and "pause" not in row["capabilities"]:  # a fixed window: stopped, never paused
         return MenuItem(text, children=[
             MenuItem(f"{glossary.per_hour(row['price_per_hour'])} · {row['gpu'] or 'GPU unknown'}", enabled=False),
             MenuItem("Stop window", action=f"stop:{name}", enabled=row["stoppable"], tooltip=STOP_TIP),

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
 from app.services.events import Event, EventBus, OffLanPrompt, WorkloadFinished, WorkloadRunning
+from app.services.hf.providers import EndpointProvider
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
 from app.services.rented.store import RentedStore
@@ -139,7 +140,7 @@ async def test_off_lan_prompt_only_on_the_origin(setup: dict[str, Any]) -> None:
 async def test_endpoint_without_url_needs_a_resolver(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
     manager: RentedManager = setup["manager"]
     data = {"name": "hf", "provider": "huggingface-endpoint", "endpoint": "demo/ep", "models": ["rented-model"]}
-    with pytest.raises(ConfigError, match="needs the Hugging Face adapter"):
+    with pytest.raises(ConfigError, match="needs the provider.s resolver"):
         await manager.attach(data, TOKEN)
 
     async def resolve(d: Any, token: str | None) -> Any:
@@ -147,7 +148,8 @@ async def test_endpoint_without_url_needs_a_resolver(setup: dict[str, Any], tls_
         return d.model_copy(update={"url": tls_tiny.url, "gpu": "1x L4", "price_per_hour": 0.8,
                                     "ca_file": str(tls_tiny.ca_file)})
 
-    manager.hooks.resolvers.append(resolve)
+    manager.hooks.resolvers.append(resolve)  # what the HF adapter registers: the resolver and the provider
+    manager.providers.register(EndpointProvider(cast("Any", None)))
     row = await manager.attach(data, TOKEN)
     assert row["gpu"] == "1x L4" and row["url"] == tls_tiny.url and row["cold_start_s"] == 600
 

@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
+from app.services.hf.providers import ENDPOINT_STATES
 from app.services.inference import Caller
 from app.services.rented.decl import validate_decl
 from app.services.rented.hooks import LifecycleHooks
+from app.services.rented.provider import WireTraits
 from app.services.rented.upstream import RentedUpstream
 from app.services.routing.plan import build_plan
 from app.services.translate.shapes import Api
@@ -41,7 +43,8 @@ async def make_rented() -> AsyncIterator[object]:
     def make(policy: str = "when-no-local-node", **extra: object) -> RentedUpstream:
         decl = validate_decl({"name": "hf", "url": "https://gpu.example.com", "models": [MODEL],
                               "routing": {"use": policy}, **extra})
-        node = RentedUpstream(decl, sponsor_name="sponsor", sponsor_id="sponsor-id", token=None)
+        node = RentedUpstream(decl, sponsor_name="sponsor", sponsor_id="sponsor-id", token=None,
+                              traits=WireTraits(states=ENDPOINT_STATES))  # the words an endpoint reports
         made.append(node)
         return node
 
@@ -119,28 +122,28 @@ def test_ineligible_states_are_refused_with_reasons(make_rented: object) -> None
     assert build_plan(MODEL, [rented]).refused == [("hf", "credential refused: rented node hf answered 401: "
                                                             "Invalid credentials")]
     rented.credential_error = None
-    rented.set_hf_state("paused")
+    rented.set_state_word("paused")
     [(_, reason)] = build_plan(MODEL, [rented]).refused
     assert reason == "paused on the provider; wake on request is off"
-    rented.set_hf_state("failed", "Endpoint failed to deploy")
+    rented.set_state_word("failed", "Endpoint failed to deploy")
     assert build_plan(MODEL, [rented]).refused == [("hf", "unhealthy: Endpoint failed to deploy")]
-    rented.set_hf_state("initializing")
+    rented.set_state_word("initializing")
     assert "starting" in build_plan(MODEL, [rented]).refused[0][1]
-    rented.set_hf_state("scaledToZero")  # eligible with a cold start
+    rented.set_state_word("scaledToZero")  # eligible with a cold start
     assert names(build_plan(MODEL, [rented]).candidates) == ["hf"]
-    rented.set_hf_state("running")
+    rented.set_state_word("running")
     rented.budget_reason = "budget reached: $1.00 of $1.00 per day"
     assert build_plan(MODEL, [rented]).refused == [("hf", "budget reached: $1.00 of $1.00 per day")]
 
 
 def test_paused_with_wake_on_request_is_eligible_once_a_controller_can_wake_it(make_rented: object) -> None:
     rented = make_rented(lifecycle={"managed": True, "wake_on_request": True})  # type: ignore[operator]
-    rented.set_hf_state("paused")
+    rented.set_state_word("paused")
     assert build_plan(MODEL, [rented]).candidates == []  # nobody can resume it yet
     hooks = LifecycleHooks()
 
     async def resume(node: RentedUpstream) -> None:
-        node.set_hf_state("running")
+        node.set_state_word("running")
 
     hooks.before_route.append(resume)
     rented.hooks = hooks

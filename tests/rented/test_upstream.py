@@ -9,8 +9,10 @@ import pytest
 
 from app.services.backends.base import UpstreamRequest
 from app.services.errors import UpstreamError
+from app.services.hf.providers import ENDPOINT_STATES, ENDPOINT_TRAITS
 from app.services.rented.decl import validate_decl
 from app.services.rented.hooks import LifecycleHooks
+from app.services.rented.provider import WireTraits
 from app.services.rented.upstream import RentedUpstream
 from tests.rented.conftest import TOKEN, TlsTiny
 from tests.rented.tls_tiny import WARM
@@ -24,7 +26,10 @@ async def make(tls_tiny: TlsTiny) -> AsyncIterator[Make]:
 
     def make_node(token: str | None = TOKEN, **fields: Any) -> RentedUpstream:
         data = {"name": "gpu", "url": tls_tiny.url, "ca_file": str(tls_tiny.ca_file), **fields}
-        node = RentedUpstream(validate_decl(data), sponsor_name="A", sponsor_id="a-id", token=token)
+        decl = validate_decl(data)
+        # As the manager makes it: with its provider's traits (an endpoint's wait header, its state words).
+        traits = ENDPOINT_TRAITS if decl.provider == "huggingface-endpoint" else WireTraits(states=ENDPOINT_STATES)
+        node = RentedUpstream(decl, sponsor_name="A", sponsor_id="a-id", token=token, traits=traits)
         made.append(node)
         return node
 
@@ -132,12 +137,12 @@ async def test_down_endpoint_fails_at_once(make: Make, tls_tiny: TlsTiny) -> Non
 
 async def test_before_route_hook_wakes_a_paused_node(make: Make) -> None:
     node = make(models=["rented-model"], lifecycle={"managed": True, "wake_on_request": True})
-    node.set_hf_state("paused")
+    node.set_state_word("paused")
     woke: list[str] = []
 
     async def resume(target: RentedUpstream) -> None:
         woke.append(target.name)
-        target.set_hf_state("running")
+        target.set_state_word("running")
 
     hooks = LifecycleHooks(before_route=[resume])
     began: list[str] = []
@@ -152,7 +157,7 @@ async def test_before_route_hook_wakes_a_paused_node(make: Make) -> None:
 
 async def test_reasons_never_quote_the_endpoint(make: Make, tls_tiny: TlsTiny) -> None:
     node = make(models=["rented-model"], url="https://localhost:9")
-    node.set_hf_state("failed", "replica at https://localhost:9 crashed (localhost unreachable)")
+    node.set_state_word("failed", "replica at https://localhost:9 crashed (localhost unreachable)")
     state, reason = node.status()
     assert state == "unhealthy" and "localhost" not in (reason or "") and "[endpoint]" in (reason or "")
     with pytest.raises(UpstreamError) as caught:

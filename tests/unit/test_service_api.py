@@ -1,32 +1,50 @@
-"""The service API's rows carry what a view needs: whether a rented node bills, and what can be done."""
+"""The service API's rows carry what a view needs, as the node's provider says: whether a rented node
+bills, and what can be done about it now."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from app.services.api.rented import with_actions
+from app.services.api.rows import RentedRow
+from app.services.hf.providers import EndpointProvider, JobProvider
+from app.services.rented.provider import PlainProvider, Provider
 
-MANAGED = {"lifecycle": {"managed": True}, "price_per_hour": 0.8}
-NOT_HF = {"lifecycle": {"managed": False}, "hf_state": None}
+MANAGED = {"lifecycle": {"managed": True}, "price_per_hour": 0.8, "endpoint": "ns/ep", "hf_message": None}
+NOT_HF = {"lifecycle": {"managed": False}, "hf_state": None, "endpoint": None}
+ENDPOINT = EndpointProvider(cast("Any", None))  # its actions are never called here
+PLAIN = PlainProvider()
 
 
-@pytest.mark.parametrize(("row", "billing", "pausable", "resumable"), [
-    ({**MANAGED, "hf_state": "running", "state": "eligible"}, True, True, False),
-    ({**MANAGED, "hf_state": "initializing", "state": "starting"}, True, True, False),
-    ({**MANAGED, "hf_state": "scaledToZero", "state": "cold"}, False, True, False),
-    ({**MANAGED, "hf_state": "paused", "state": "paused"}, False, False, True),
-    ({**MANAGED, "hf_state": "failed", "state": "unhealthy"}, False, False, True),
-    ({**MANAGED, "lifecycle": {"managed": False}, "hf_state": "running", "state": "eligible"}, True, False, False),
-    # Not an HF endpoint (hf_state None, as local_row writes it): an eligible node with a price is taken
-    # to bill; nothing to pause.
-    ({**NOT_HF, "state": "eligible", "price_per_hour": 1.2}, True, False, False),
-    ({**NOT_HF, "state": "eligible", "price_per_hour": None}, False, False, False),
-    ({**NOT_HF, "state": "ineligible", "price_per_hour": 1.2}, False, False, False),
+@pytest.mark.parametrize(("provider", "row", "billing", "pausable", "resumable"), [
+    (ENDPOINT, {**MANAGED, "hf_state": "running", "state": "eligible"}, True, True, False),
+    (ENDPOINT, {**MANAGED, "hf_state": "initializing", "state": "starting"}, True, True, False),
+    (ENDPOINT, {**MANAGED, "hf_state": "scaledToZero", "state": "cold"}, False, True, False),
+    (ENDPOINT, {**MANAGED, "hf_state": "paused", "state": "paused"}, False, False, True),
+    (ENDPOINT, {**MANAGED, "hf_state": "failed", "state": "unhealthy"}, False, False, True),
+    (ENDPOINT, {**MANAGED, "lifecycle": {"managed": False}, "hf_state": "running", "state": "eligible"},
+     True, False, False),
+    # An endpoint nothing reports a state for (as local_row writes it): an eligible node with a price is
+    # taken to bill; nothing to pause.
+    (PLAIN, {**NOT_HF, "state": "eligible", "price_per_hour": 1.2}, True, False, False),
+    (PLAIN, {**NOT_HF, "state": "eligible", "price_per_hour": None}, False, False, False),
+    (PLAIN, {**NOT_HF, "state": "ineligible", "price_per_hour": 1.2}, False, False, False),
 ])
-def test_rented_rows_say_billing_pausable_resumable(row: dict[str, Any], billing: bool, pausable: bool,
-                                                     resumable: bool) -> None:
-    out = with_actions(row)
+def test_rented_rows_say_billing_pausable_resumable(provider: Provider, row: dict[str, Any], billing: bool,
+                                                     pausable: bool, resumable: bool) -> None:
+    out = with_actions(cast("RentedRow", row), provider)
     assert (out["billing"], out["pausable"], out["resumable"]) == (billing, pausable, resumable)
     assert {k: out[k] for k in row} == row  # the row itself is unchanged
+    assert set(out["actions"]) <= set(out["capabilities"]) == {a.value for a in provider.capabilities}
+
+
+def test_a_window_is_stopped_never_paused_and_its_end_stops_billing() -> None:
+    window = JobProvider(cast("Any", None))
+    row = {"lifecycle": {"managed": True}, "hf_state": "RUNNING", "hf_message": None, "state": "eligible",
+           "price_per_hour": 1.0, "hf_job": "ns/1"}
+    running = with_actions(cast("RentedRow", {**row, "hf_stage": "RUNNING"}), window)
+    assert (running["billing"], running["actions"], running["state_now"]) == (True, ["stop"], "running")
+    ended = with_actions(cast("RentedRow", {**row, "hf_stage": "COMPLETED"}), window)
+    assert (ended["billing"], ended["actions"], ended["state_now"]) == (False, [], "ended")

@@ -1,17 +1,18 @@
-"""``RentedApi``: rented nodes (attach, apply, set, detach, probe), and on Hugging Face their
-lifecycle (plan, create, pause, resume, delete) and batch windows (flavors, plan, create, stop,
-logs). Rows carry ``billing``, ``pausable`` and ``resumable`` so no view copies HF's state sets."""
+"""``RentedApi``: rented nodes (attach, apply, set, detach, probe), the actions their provider offers
+(``act``: pause, resume, stop, delete) and, on Hugging Face, creating endpoints and batch windows.
+Rows carry ``billing``, ``actions`` and ``capabilities`` as the node's provider says
+(rented/provider.py), so neither this module nor a view knows any provider's states."""
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from app.services.api.rows import RentedActionRow, RentedRow
-from app.services.errors import ConfigError, FeatureMissing
-from app.services.hf import states
-from app.services.hf.jobs_models import TERMINAL
+from app.services.errors import ConfigError, FeatureMissing, RefusedError
+from app.services.rented.caps import resume_refusal
+from app.services.rented.provider import Action, Provider, run_action
 
 if TYPE_CHECKING:
     from app.services.hf.jobs_ops import HfJobs
@@ -20,23 +21,27 @@ if TYPE_CHECKING:
     from app.services.rented.manager import RentedManager
     from app.services.rented.spend import SpendRepair
 
+ActionName = Literal["pause", "resume", "stop", "delete"]
+ACTIONS: tuple[str, ...] = tuple(a.value for a in Action)
 
-def with_actions(row: RentedRow) -> RentedActionRow:
-    """A sponsor's rented row with what a person can do about it, and whether it costs money now.
-    A batch window (a Job Pairwise started) is never pausable or resumable; it is ``stoppable``
-    (its job cancelled) until it has ended."""
-    hf_state = row["hf_state"]
-    managed = row["lifecycle"]["managed"]
-    if "hf_job" in row:
-        stage = row.get("hf_stage")
-        return {**row, "billing": stage in states.JOB_BILLED, "pausable": False, "resumable": False,
-                "stoppable": stage not in TERMINAL}
-    if hf_state is not None:
-        billing = hf_state in states.BILLED
-    else:  # not a managed HF endpoint: an eligible node with an hourly price is taken to be billing
-        billing = row["state"] == "eligible" and bool(row["price_per_hour"])
-    return {**row, "billing": billing, "pausable": managed and hf_state in states.PAUSABLE,
-            "resumable": managed and hf_state in states.RESUMABLE, "stoppable": False}
+
+class ActionResult(TypedDict):
+    """What ``POST /rented/{name}/{action}`` answers: the node's row after it (None once deleted)."""
+
+    name: str
+    action: str
+    row: RentedActionRow | None
+
+
+def with_actions(row: RentedRow, provider: Provider) -> RentedActionRow:
+    """A sponsor's rented row with what a person can do about it now, and whether it costs money now,
+    as its provider says."""
+    state = provider.state(row)
+    allowed = provider.allowed(row, state)
+    return {**row, "billing": state.billing, "pausable": Action.PAUSE in allowed,
+            "resumable": Action.RESUME in allowed, "stoppable": Action.STOP in allowed,
+            "state_now": state.state.value, "actions": sorted(a.value for a in allowed),
+            "capabilities": sorted(a.value for a in provider.capabilities)}
 
 
 class RentedApi:
@@ -60,16 +65,22 @@ class RentedApi:
 
     # -- rows ------------------------------------------------------------------------------------------------
 
+    def _rows(self, rows: builtins.list[RentedRow]) -> builtins.list[RentedActionRow]:
+        manager = self._manager()
+        return [with_actions(row, manager.providers.of(row["provider"])) for row in rows]
+
+    def _row(self, row: RentedRow) -> RentedActionRow:
+        return with_actions(row, self._manager().providers.of(row["provider"]))
+
     def list(self) -> builtins.list[RentedActionRow]:
         """This node's rented nodes (empty on a node without the feature)."""
-        manager = self.node.rented
-        return [with_actions(row) for row in manager.list()] if manager is not None else []
+        return self._rows(self._manager().list()) if self.node.rented is not None else []
 
     def row(self, name: str) -> RentedActionRow | None:
         return next((r for r in self.list() if r["name"] == name), None)
 
     def show(self, name: str) -> RentedActionRow:
-        return with_actions(self._manager().show(name))
+        return self._row(self._manager().show(name))
 
     def repair_spend(self, accept_usd: float | None = None, name: str | None = None) -> SpendRepair:
         """``pairwise spend repair``: a new spend account from the job records, or from a stated figure."""
@@ -80,14 +91,35 @@ class RentedApi:
         already paused) or cancel (a batch window that has not ended, pause on exit on)."""
         return [r["name"] for r in self.list()
                 if r["lifecycle"]["managed"] and r["lifecycle"]["pause_on_sponsor_exit"]
-                and (r["stoppable"] if "hf_job" in r else r["hf_state"] not in ("paused", "failed", None))]
+                and (r["pausable"] or r["stoppable"])]
 
-    async def pause_for_exit(self, name: str) -> RentedRow:
-        """What pause on exit does to one rented node, now: pause an endpoint, cancel a batch window."""
-        row = self.show(name)
-        if "hf_job" in row:
-            return with_actions(await self._windows().stop(name, on_exit=True))
-        return await self.pause(name)
+    async def pause_for_exit(self, name: str) -> RentedActionRow:
+        """What pause on exit does to one rented node, now (its provider's: pause, or stop a window)."""
+        manager = self._manager()
+        await manager.providers.of(manager.get(name).decl.provider).stop_for_exit(name)
+        return self.show(name)
+
+    async def act(self, name: str, action: str, *, confirm: str | None = None) -> ActionResult:
+        """``POST /rented/{name}/{action}``: an action its provider offers, refused by name otherwise.
+        ``delete`` is irreversible on the provider: ``confirm`` must repeat the name."""
+        if action not in ACTIONS:
+            raise ConfigError(f"no action {action!r} on a rented node (actions: {', '.join(ACTIONS)})")
+        manager = self._manager()
+        node = manager.get(name)
+        provider = manager.providers.of(node.decl.provider)
+        if action == Action.RESUME and provider.polls:
+            # A resume never bills past the caps: for a polled provider the check is made here, on the
+            # figures as they stand now (a new UTC day frees the cap); a controller of its own (HF's)
+            # refreshes the price first and checks itself.
+            manager.check_budget(node)
+            refusal = resume_refusal(node)
+            if refusal is not None:
+                raise RefusedError(f"refused to resume {name}: {refusal}", title="Budget reached")
+        if action == Action.DELETE and confirm != name:
+            raise ConfigError(f"deleting {name} is irreversible on its provider: confirm with {{\"confirm\": \"{name}\"}}")
+        await run_action(provider, Action(action), name)
+        row = self.row(name)
+        return {"name": name, "action": action, "row": row}
 
     def waive_pause_on_exit(self, names: builtins.list[str]) -> None:
         """The user chose to stop while these still bill (the tray tried to pause them and said so): the
@@ -106,15 +138,15 @@ class RentedApi:
     # -- declarations ----------------------------------------------------------------------------------------
 
     async def attach(self, decl: dict[str, Any], token: str | None) -> RentedActionRow:
-        return with_actions(await self._manager().attach(decl, token))
+        return self._row(await self._manager().attach(decl, token))
 
     async def apply(self, items: builtins.list[dict[str, Any]], token: str | None) -> builtins.list[RentedActionRow]:
         if not all(isinstance(i, dict) for i in items):
             raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
-        return [with_actions(row) for row in await self._manager().apply(items, token)]
+        return self._rows(await self._manager().apply(items, token))
 
     async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedActionRow:
-        return with_actions(await self._manager().set(name, changes, token))
+        return self._row(await self._manager().set(name, changes, token))
 
     async def detach(self, name: str, *, force: bool = False) -> dict[str, Any]:
         """Detach (forget) a rented node; refused while its endpoint bills and cannot be paused, unless ``force``."""
@@ -138,15 +170,17 @@ class RentedApi:
     async def create(self, params: dict[str, Any]) -> RentedRow:
         return await self._ops().create(params)
 
-    async def pause(self, name: str) -> RentedRow:
-        return await self._ops().pause(name)
+    async def pause(self, name: str) -> RentedActionRow:
+        return await self._acted(name, "pause")
 
-    async def resume(self, name: str) -> RentedRow:
-        return await self._ops().resume(name)
+    async def resume(self, name: str) -> RentedActionRow:
+        return await self._acted(name, "resume")
 
-    async def delete(self, name: str) -> dict[str, Any]:
-        """Delete the endpoint on Hugging Face (irreversible) and detach the node."""
-        return await self._ops().delete(name)
+    async def _acted(self, name: str, action: str) -> RentedActionRow:
+        row = (await self.act(name, action))["row"]
+        if row is None:
+            raise ConfigError(f"rented node {name} is gone")
+        return row
 
     # -- on Hugging Face: batch windows ----------------------------------------------------------------------
 
@@ -162,7 +196,7 @@ class RentedApi:
         return await self._windows().create(params)
 
     async def window_stop(self, name: str) -> RentedActionRow:
-        return with_actions(await self._windows().stop(name))
+        return await self._acted(name, "stop")
 
     def window_extend(self, name: str) -> None:
         """Always refused, naming why (HF cannot lengthen a job)."""

@@ -8,12 +8,15 @@ A token only ever travels inward (CLI -> node over loopback) and is never echoed
     PATCH  /rented/{name}           {"changes": {...}, "token"?: str}
     DELETE /rented/{name}           detach; {"yes": true} detaches even if a billing endpoint cannot be paused
     POST   /rented/{name}/probe     re-probe now (models, credential, public flag)
+    POST   /rented/{name}/{action}  pause | resume | stop | delete, as its provider offers them (the row's
+                                    ``actions``); delete needs {"confirm": "<name>"}; -> {"name", "action", "row"}
     POST   /spend/repair            {"accept_usd"?: float, "name"?: str}: a new spend account (spend.py)
 
     POST   /hf/login {"token"}, POST /hf/logout {"yes"?: true}, GET /hf/status
     GET    /hf/catalog?search=, /hf/hardware?namespace=, /hf/endpoints?namespace=
-    POST   /hf/rented/plan, POST /hf/rented (create), POST /hf/rented/{name}/pause | resume
-    DELETE /hf/rented/{name}        {"confirm": "<name>"} (irreversible on HF)
+    POST   /hf/rented/plan, POST /hf/rented (create)
+    POST   /hf/rented/{name}/pause | resume, DELETE /hf/rented/{name}: older spellings of
+           /rented/{name}/{action}, kept answering for scripts written against them
 
     POST   /pair/invite      {"ttl_s"?}                -> {"pin", "address", "expires_at"}
     GET    /pair/invite                                -> the invite's state
@@ -101,10 +104,16 @@ def rented_routes(rented: RentedApi) -> list[Route]:
             raise ConfigError("name must be a rented node's name")
         return web.json_response(rented.repair_spend(None if accept is None else float(accept), name))
 
+    async def act(request: web.Request) -> web.Response:
+        confirm = (await json_body(request)).get("confirm")
+        return web.json_response(await rented.act(request.match_info["name"], request.match_info["action"],
+                                                  confirm=confirm if isinstance(confirm, str) else None))
+
     return [
         ("GET", "/rented", list_all), ("POST", "/rented", attach), ("POST", "/rented/apply", apply),
         ("GET", "/rented/{name}", show), ("PATCH", "/rented/{name}", change),
         ("DELETE", "/rented/{name}", detach), ("POST", "/rented/{name}/probe", probe),
+        ("POST", "/rented/{name}/{action}", act),
         ("POST", "/spend/repair", repair_spend),
     ]
 
@@ -147,9 +156,10 @@ def hf_routes(hf: HfApi, rented: RentedApi) -> list[Route]:
 
     async def delete(request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        if (await json_body(request)).get("confirm") != name:
-            raise ConfigError(f"deleting {name} is irreversible on Hugging Face: confirm with {{\"confirm\": \"{name}\"}}")
-        return web.json_response(await rented.delete(name))
+        endpoint = rented.show(name)["endpoint"]
+        confirm = (await json_body(request)).get("confirm")
+        await rented.act(name, "delete", confirm=confirm if isinstance(confirm, str) else None)
+        return web.json_response({"deleted": endpoint, "detached": name})
 
     return [
         ("POST", "/hf/login", login), ("POST", "/hf/logout", logout), ("GET", "/hf/status", status),

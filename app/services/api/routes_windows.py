@@ -2,7 +2,7 @@
 
 POST /hf/jobs/plan            the window's plan and cost against the caps (refused if they cannot pay)
 POST /hf/jobs                 run the job and attach it (201)
-POST /hf/jobs/{name}/stop     cancel the window now
+POST /hf/jobs/{name}/stop     cancel the window now (an older spelling of POST /rented/{name}/stop)
 POST /hf/jobs/{name}/extend   always refused, with the reason (HF cannot lengthen a job)
 GET  /hf/jobs/{name}/logs     the job's log lines as NDJSON {"timestamp","line"}; ?follow=1 streams until
                               the job ends, ?tail=N starts from the last N lines

@@ -111,6 +111,9 @@ class RentedRow(RentedFact):
     hf_price_per_hour: float | None
     spend_account: str | None
     cap_note: str | None
+    provider_state: str | None  # a polled provider's normalised state (rented/provider.py State)
+    provider_billing: bool | None
+    provider_message: str | None
     spend_problem: NotRequired[str | None]  # why the spend account cannot be trusted (file and way out)
     billed_by: NotRequired[str]  # per hour at a price, or per token at prices per 1M tokens (and whose)
     hf_stage: NotRequired[str]
@@ -134,6 +137,9 @@ class RentedActionRow(RentedRow):
     pausable: bool
     resumable: bool
     stoppable: bool
+    state_now: str  # the provider's state, normalised (rented/provider.py State)
+    actions: list[str]  # what a person may do now (``POST /rented/{name}/{action}``)
+    capabilities: list[str]  # every action its provider offers
 
 
 class LocalNodeRow(TypedDict):

@@ -1,7 +1,7 @@
 """A batch's money: what its rented copies have cost since it began to use them, and its budget.
 
 The cost of a batch is what its rented copies' spend accounts grew by since the batch first used
-each of them (the larger of the workload shares and the minutes Hugging Face billed,
+each of them (the larger of the workload shares and the minutes the provider billed,
 ``rented/meter.py``), so it is what the provider bills, idle minutes included. At ``budget_usd`` the
 batch stops using rented copies (local copies and peers go on) and pauses each managed endpoint (or
 stops each batch window) it was the only user of since it began, so billing ends within a minute
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from app.services.backends.base import Upstream
 from app.services.batch.shapes import duration_s
 from app.services.errors import ConfigError, PairwiseError
-from app.services.hf.jobs_lifecycle import is_hf_job
 from app.services.jobs.records import Workload
+from app.services.rented.provider import Action, run_action
 
 if TYPE_CHECKING:
     from app.services.batch.context import BatchBook, BatchNode
@@ -140,11 +140,12 @@ class BatchMoney:
         try:
             if manager is None or name not in manager.nodes:
                 return
-            if is_hf_job(manager.get(name)):
-                if self.node.hf_jobs is not None:
-                    await self.node.hf_jobs.stop(name)
-            elif self.node.hf_rented is not None and manager.get(name).decl.lifecycle.managed:
-                await self.node.hf_rented.pause(name)
+            node = manager.get(name)
+            provider = manager.providers.of(node.decl.provider)
+            if Action.PAUSE in provider.capabilities and node.decl.lifecycle.managed:
+                await run_action(provider, Action.PAUSE, name)
+            elif Action.STOP in provider.capabilities:  # a fixed window: ended, never paused
+                await run_action(provider, Action.STOP, name)
         except PairwiseError as exc:
             log.warning("batch budget: could not stop rented node %s: %s", name, exc.message)
 

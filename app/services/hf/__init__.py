@@ -13,6 +13,7 @@
     pricing.py   HF's current price of an endpoint's compute (the provider list, cached)
     lifecycle.py HfLifecycle: state polling, drift, price, billed minutes, the cap, idle pause, owed pauses
     hooks.py     HfHooks: wake on request, budget pause, pause on exit, detach and logout guards, reconcile
+    providers.py the endpoint, the batch window and the router behind the provider seam (rented/provider.py)
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, attach
 
@@ -25,9 +26,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.services.events import HfSignedIn, HfSignedOut
 from app.services.hf.hooks import HfHooks
 from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
+from app.services.hf.providers import EndpointProvider, RouterProvider
 from app.services.hf.records import EndpointRecords
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.service import HfService
@@ -45,6 +48,10 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
         lifecycle = HfLifecycle(service, manager, records, node.bus)
         hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)
+        manager.providers.register(EndpointProvider(ops))
+        manager.providers.register(RouterProvider())
+        # A sign-in or sign-out changes the token every node without its own reads, at its next request.
+        node.bus.on(lambda event: manager.tokens.invalidate() if isinstance(event, HfSignedIn | HfSignedOut) else None)
         manager.fallback_tokens.append(
             lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
         node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed

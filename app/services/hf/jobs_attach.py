@@ -13,6 +13,7 @@ from app.services.hf.jobs_hooks import JobHooks
 from app.services.hf.jobs_lifecycle import JobLifecycle
 from app.services.hf.jobs_ops import HfJobs
 from app.services.hf.jobs_records import FILE_NAME, JobRecords
+from app.services.hf.providers import JobProvider
 from app.services.hf.service import HfService
 from app.services.rented.manager import RentedManager
 
@@ -24,6 +25,7 @@ def attach_jobs(node: Node, hf: HfService, manager: RentedManager) -> HfJobs:
     lifecycle = JobLifecycle(hf, manager, JobRecords(node.home.root / FILE_NAME), node.bus)
     JobHooks(lifecycle)
     ops = HfJobs(lifecycle)
+    manager.providers.register(JobProvider(ops))
     node.start_hooks.append(lifecycle.start)
     node.start_hooks.append(lifecycle.reconcile)
     node.stop_last.append(lifecycle.stop)

@@ -3,7 +3,7 @@
 A batch window has no pause and no scale-to-zero: once it is over, it is over. So:
 
 - **States** from the Jobs API (never an inference call), mapped onto the rented node
-  (``node.set_hf_state``): SCHEDULING → starting; RUNNING → starting (LOADING) until the exposed
+  (``node.set_state_word``): SCHEDULING → starting; RUNNING → starting (LOADING) until the exposed
   port's ``/v1/models`` answers, then eligible; ERROR → unhealthy with HF's message (and the job's
   last log lines kept for the node's detail); COMPLETED / CANCELED / DELETED → ended with HF's message.
 - **Billing** from the job's own ``startedAt``/``finishedAt`` as HF reports them: each started
@@ -154,7 +154,7 @@ class JobLifecycle(ControlLoop):
                 self.watches[name] = JobWatch(name, last_activity=self.clock())
                 record, node = self.records.get(name), self.manager.nodes.get(name)
                 if record is not None and node is not None:  # what is known until HF is asked (an ended window)
-                    node.set_hf_state(self._word(record, ready=False), self._message(record))
+                    node.set_state_word(self._word(record, ready=False), self._message(record))
 
     def watch_of(self, node: RentedUpstream) -> JobWatch | None:
         if not is_hf_job(node):
@@ -222,7 +222,7 @@ class JobLifecycle(ControlLoop):
             return
         node.simulated = node.simulated or self.hf.client().simulated
         word = self._word(record, watch.ready)
-        node.set_hf_state(word, self._message(record))
+        node.set_state_word(word, self._message(record))
         if (record.stage, watch.ready) != previous:
             self.manager.changed(f"rented node {watch.name} is {word} on Hugging Face")
             if info.ended:
@@ -273,7 +273,7 @@ class JobLifecycle(ControlLoop):
         self.records.save()
         node = self.manager.nodes.get(watch.name)
         if node is not None:
-            node.set_hf_state("DELETED", self._message(record))
+            node.set_state_word("DELETED", self._message(record))
             self.manager.changed(f"rented node {watch.name}: job gone on Hugging Face")
         self._ended(watch, record)
 

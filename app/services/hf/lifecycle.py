@@ -5,7 +5,7 @@ manager's hooks with it (wake, budget, exit, detach, reconcile at start).
 
 - **State** from the management API only (never an inference call): polled every
   `poll_starting_s` while an endpoint starts or a pause is pending, every `poll_steady_s` otherwise.
-  HF's word goes to `node.set_hf_state`, which maps it (running → eligible, scaledToZero → cold,
+  HF's word goes to `node.set_state_word`, which maps it (running → eligible, scaledToZero → cold,
   paused → paused, pending/initializing/updating → starting, failed/updateFailed → unhealthy with
   HF's message). A failure emits `rented_failed`.
 - **Drift**: model or hardware changed, type made public, or deleted outside Pairwise → the node is
@@ -255,8 +255,8 @@ class HfLifecycle(ControlLoop):
         if saved is None:
             return
         node = self.manager.nodes.get(watch.name)
-        if node is not None and node.hf_price is None and isinstance(saved.get("price"), int | float):
-            node.hf_price = float(saved["price"])  # the last price HF was seen to charge
+        if node is not None and node.provider_price is None and isinstance(saved.get("price"), int | float):
+            node.provider_price = float(saved["price"])  # the last price HF was seen to charge
         start = self.clock() - (self.wall() - float(saved["start"]))
         watch.billing.align(start, 0)  # every minute since the saved start is due; the account knows which
         log.info("rented node %s: billing since %s while nobody watched; charging the gap",
@@ -273,8 +273,8 @@ class HfLifecycle(ControlLoop):
         watch.observed_sent = sent
         node = self.manager.nodes.get(watch.name)
         watch.error = None
-        if node is not None and node.hf_unreachable is not None:
-            node.hf_unreachable = None
+        if node is not None and node.provider_unreachable is not None:
+            node.provider_unreachable = None
             self.manager.changed(f"rented node {watch.name}: Hugging Face answers again")
         previous = watch.hf_state
         watch.hf_state = info.state
@@ -313,7 +313,7 @@ class HfLifecycle(ControlLoop):
             self.manager.keep_declarations()
             changed = True
         first_url = self._take_first_url(watch, node, info.url)
-        node.set_hf_state(info.state, info.message or None)
+        node.set_state_word(info.state, info.message or None)
         watch.answered.set()
         if info.state in ("failed", "updateFailed") and previous != info.state:
             self.bus.publish(RentedFailed(node=watch.name, hf_state=info.state, message=info.message or info.state))
@@ -377,7 +377,7 @@ class HfLifecycle(ControlLoop):
         reason = f"{DRIFT_PREFIX}endpoint {watch.namespace}/{watch.endpoint} was deleted outside Pairwise"
         if node.block_reason != reason:
             node.block_reason = reason
-            node.set_hf_state(None, "deleted on Hugging Face")
+            node.set_state_word(None, "deleted on Hugging Face")
             self.bus.publish(RentedDrifted(node=watch.name, reason=reason))
             self.manager.changed(f"rented node {watch.name} deleted on Hugging Face")
 
@@ -388,11 +388,11 @@ class HfLifecycle(ControlLoop):
         log.warning("rented node %s: %s", watch.name, exc.message)
         node = self.manager.nodes.get(watch.name)
         if node is not None:
-            if node.hf_unreachable is None:
+            if node.provider_unreachable is None:
                 self.manager.changed(f"rented node {watch.name}: Hugging Face cannot be reached")
-            node.hf_unreachable = exc.message
-            if node.hf_state is not None:
-                node.set_hf_state(node.hf_state, f"state may be stale: {exc.message}")
+            node.provider_unreachable = exc.message
+            if node.state_word is not None:
+                node.set_state_word(node.state_word, f"state may be stale: {exc.message}")
 
     # -- billing and idle --------------------------------------------------------------------------------------
 
@@ -429,12 +429,12 @@ class HfLifecycle(ControlLoop):
         if node.price_reason:
             node.price_reason = None
             self.manager.changed(f"rented node {watch.name} is priced again")
-        old, new = node.hf_price, priced.price_per_hour
+        old, new = node.provider_price, priced.price_per_hour
         watch.price_seen_at = priced.read_at
         if (old, watch.compute) == (new, priced.compute):
             return
         before = node.price_per_hour
-        node.hf_price, was_compute, watch.compute = new, watch.compute, priced.compute
+        node.provider_price, was_compute, watch.compute = new, watch.compute, priced.compute
         self.manager.meter.set_price(watch.name, node.price_per_hour)
         if old is None or was_compute is None:
             return  # the first price seen: nothing changed

@@ -1,5 +1,6 @@
-"""Rented nodes: GPUs rented elsewhere (a Hugging Face endpoint, job or router, or any
-OpenAI-compatible HTTPS endpoint) that a sponsor node serves to the cluster.
+"""Rented nodes: GPUs rented elsewhere (from any provider registered on the node, see
+``provider``: a managed endpoint, a fixed window, a router billed per token, or any OpenAI-compatible
+HTTPS endpoint) that a sponsor node serves to the cluster.
 
 Map of the package (each module's docstring documents its public API):
 

@@ -3,7 +3,8 @@
 Wires the ``RentedManager`` into the node's extension points: start hook (load and probe),
 stop-first hook (pause on sponsor exit, while the network is still up), stop-last hook,
 ``fact_providers`` (rows for ``pairwise nodes``), ``shared_fact_providers`` (what peers may
-see), and a registry source of peers' unshared rented nodes
+see), the one poll -> bill -> cap loop of polled providers (provider_loop.py), providers named by
+``PAIRWISE_PROVIDERS`` (``module:Class``, for development and tests), and a registry source of peers' unshared rented nodes
 (``peer_view``) so a request for a model only such a node serves is refused by name. The
 bootstrap keeps the manager in ``node.rented``.
 """
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.environment import environment
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
 from app.services.rented.peer_view import PeerRentedViews
+from app.services.rented.provider_loop import ProviderLoop
 from app.services.rented.spend import FILE_NAME as SPEND_FILE
 from app.services.rented.spend import spend_dir
 from app.services.rented.store import RentedStore
@@ -35,7 +38,14 @@ def attach_rented(node: Node) -> RentedManager:
                         marker=node.home.root / "spend_account.json"), jobs=node.jobs,
         replicators=node.tracker.replicators,
     )
+    # Providers from outside the app (development and tests: docs/adding-a-provider.md).
+    plugins = environment().text("PAIRWISE_PROVIDERS")
+    if plugins:
+        manager.providers.load(plugins)
+    loop = ProviderLoop(manager, node.bus)  # polls, bills and caps the nodes of every provider that ``polls``
     node.start_hooks.append(manager.start)
+    node.start_hooks.append(loop.start)
+    node.stop_last.append(loop.stop)
     node.stop_first.append(("rented: pause on sponsor exit", manager.on_sponsor_exit))
     node.stop_last.append(manager.stop)
     node.fact_providers.append(manager.node_rows)

@@ -1,6 +1,6 @@
 """Budget caps checked before something starts billing: what a create or resume must not do.
 
-HF bills per started minute, so a cap is only a cap if at least one billed minute fits under it; and
+A provider bills per started minute, so a cap is only a cap if at least one billed minute fits under it; and
 a node over its cap stays paused until the cap is raised or a new UTC day or month begins.
 """
 
@@ -26,7 +26,7 @@ def minute_refusal(name: str, budget: dict[str, Any], price_per_hour: float | No
         cap = budget.get(f"usd_per_{period}")
         if cap is not None and cap < minute:
             return (f"the cap of ${cap:g} per {period} is less than one billed minute (${minute:.4f} at "
-                    f"${price_per_hour:g}/h; Hugging Face bills per started minute, so the first minute would "
+                    f"${price_per_hour:g}/h; the provider bills per started minute, so the first minute would "
                     f"pass it); " + (f"give {FLAGS[period]} of at least ${minute:.4f}" if creating else
                                      f"raise it to at least ${minute:.4f} with 'pairwise rented set {name} "
                                      f"{FLAGS[period]} USD'"))

@@ -1,8 +1,8 @@
 """``TokenProvider``: the one place a rented node's bearer token is read, at the moment a request is sent.
 
 A node's own token lives in the keyring under ``rented:<name>``; a node without one borrows from the
-``fallbacks`` (the signed-in Hugging Face account for Hugging Face providers). Nodes never hold a copy:
-they ask here per request, so ``hf login``, ``hf logout`` and ``rented set --token-stdin`` reach
+``fallbacks`` (a provider's signed-in account, registered by its feature). Nodes never hold a copy:
+they ask here per request, so a sign-in, a sign-out and ``rented set --token-stdin`` reach
 existing nodes at once, without a restart. Reads are cached (a keyring read can cost milliseconds on
 the request path) until ``invalidate()``, which the manager calls on every sign-in, sign-out and token
 change.

@@ -42,7 +42,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.services.errors import ConfigError, RefusedError
 
-Provider = Literal["huggingface-endpoint", "huggingface-job", "huggingface-router", "openai-compatible"]
 Policy = Literal["when-no-local-node", "overflow", "prefer", "never"]
 PROVIDERS: tuple[str, ...] = ("huggingface-endpoint", "huggingface-job", "huggingface-router", "openai-compatible")
 POLICIES: tuple[str, ...] = ("when-no-local-node", "overflow", "prefer", "never")
@@ -106,7 +105,8 @@ class RequesterLimits(_Part):
 
 class RentedDecl(_Part):
     name: str
-    provider: Provider = "openai-compatible"
+    # A provider registered on the node (rented/provider.py); the manager refuses an unknown one by name.
+    provider: str = "openai-compatible"
     url: str | None = None
     endpoint: str | None = None
     credential: str | None = None  # reference only (validated below); never the token
@@ -145,6 +145,13 @@ class RentedDecl(_Part):
         if "use" in data:
             data["routing"] = {**dict(data.get("routing") or {}), "use": data.pop("use")}
         return data
+
+    @field_validator("provider")
+    @classmethod
+    def _provider_ok(cls, value: str) -> str:
+        if not value or len(value) > 64 or not all(c.isalnum() or c in "-_." for c in value):
+            raise ValueError("provider must be 1-64 letters, digits, '-', '_' or '.'")
+        return value
 
     @field_validator("name")
     @classmethod

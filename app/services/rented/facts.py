@@ -53,9 +53,9 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
     cost: CostRow = {"session_usd": totals["session_usd"], "day_usd": totals["day_usd"], "month_usd": totals["month_usd"]}
     return {
         **shared_fact(node),
-        "url": decl.url, "endpoint": decl.endpoint, "hf_state": node.hf_state, "hf_message": node.hf_message,
+        "url": decl.url, "endpoint": decl.endpoint, "hf_state": node.state_word, "hf_message": node.state_message,
         "has_credential": node.has_token, "credential_error": node.credential_error,
-        "last_error": node.last_error, "allow_models": decl.allow_models, "hf_unreachable": node.hf_unreachable,
+        "last_error": node.last_error, "allow_models": decl.allow_models, "hf_unreachable": node.provider_unreachable,
         # model_dump keeps every field of the declaration's parts, in their order; the TypedDicts name them.
         "lifecycle": cast("LifecycleRow", decl.lifecycle.model_dump()),
         "budget": cast("BudgetRow", decl.budget.model_dump()),
@@ -64,9 +64,13 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
         # Flat spellings of the same totals, as `rented show --json` promises them (issue 6).
         "cost_session_usd": totals["session_usd"], "cost_month_usd": totals["month_usd"],
         "ca_file": decl.ca_file,
-        "price_declared": decl.price_per_hour, "hf_price_per_hour": node.hf_price,
+        "price_declared": decl.price_per_hour, "hf_price_per_hour": node.provider_price,
         "spend_account": totals.get("account"), "cap_note": cap_note(node),
         "spend_problem": totals.get("problem"), "billed_by": billed_by(node),
+        # What a polled provider last reported (rented/provider_loop.py); None where nothing polls it.
+        "provider_state": None if node.reported is None else node.reported.state.value,
+        "provider_billing": None if node.reported is None else node.reported.billing,
+        "provider_message": None if node.reported is None else node.reported.message,
     }
 
 

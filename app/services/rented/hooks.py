@@ -1,11 +1,11 @@
-"""Hooks for lifecycle controllers (the Hugging Face adapter, or any other provider's).
+"""Hooks for lifecycle controllers (a provider's own, or the provider loop, provider_loop.py).
 
 A controller registers callables on ``RentedManager.hooks``; Pairwise calls them:
 
 - ``before_route``: ``async (node: RentedUpstream) -> None``, awaited before a request is sent
   to ``node`` (only when the list is non-empty), within the node's cold-start budget. For wake on
   request: a paused managed node with ``lifecycle.wake_on_request`` is eligible as soon as a hook is
-  registered, and the hook resumes it (then ``node.set_hf_state(...)``); the request itself then
+  registered, and the hook resumes it (then ``node.set_state_word(...)``); the request itself then
   waits out the cold start (X-Scale-Up-Timeout and 503 retries). Raise ``UpstreamError`` to fail
   over instead (e.g. the resume was refused).
 - ``on_workload_finished``: ``(node, job: dict) -> None`` after each workload the node served ends,
@@ -22,10 +22,10 @@ A controller registers callables on ``RentedManager.hooks``; Pairwise calls them
 - ``on_detach``: ``async (node) -> None`` before a node is detached.
 - ``row_extras``: ``(node) -> dict``, merged into the node's local row (``rented show``): what a
   controller knows that the declaration does not (a batch window's stage and end).
-- ``account_keys``: ``(decl) -> str | None``: the provider's identity of what ``decl`` rents (an HF
-  endpoint's API host and namespace/name, a Job's id...), the key of its spend account; None: not mine.
+- ``account_keys``: ``(decl) -> str | None``: the provider's identity of what ``decl`` rents (a managed
+  endpoint's API host and namespace/name, a window's job id...), the key of its spend account; None: not mine.
 - ``resolvers``: ``async (decl: RentedDecl, token: str | None) -> RentedDecl``; called on attach,
-  apply and start for a ``huggingface-endpoint`` declared by ``endpoint: NS/NAME``: fill ``url``,
+  apply and start for a declaration by ``endpoint: NS/NAME`` (no url): fill ``url``,
   ``gpu``, ``price_per_hour`` from the provider's API (and set state through the manager after).
 """
 

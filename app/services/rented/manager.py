@@ -2,7 +2,7 @@
 
 Public API (all names by rented-node name):
 
-- ``await attach(data, token) -> dict``: validate (URL rules, fields), resolve an HF endpoint
+- ``await attach(data, token) -> dict``: validate (URL rules, fields), resolve an endpoint
   declared by ``endpoint`` (through ``hooks.resolvers``), probe it, refuse if it rejects the
   credential, then store the token in the keyring (``rented:<name>`` under the sponsor's
   namespace) and the declaration in ``rented.json``. Returns ``show(name)``.
@@ -13,7 +13,7 @@ Public API (all names by rented-node name):
   ``before_detach`` hooks first: a provider may pause a billing endpoint, or refuse without ``force``).
 - ``list() -> list[dict]``, ``show(name) -> dict``: local rows (URL included; never the token).
 - ``get(name) -> RentedUpstream`` and ``nodes``: the live nodes, whose state fields a lifecycle
-  controller drives (``set_hf_state``, ``block_reason``); ``changed(reason)`` tells everyone.
+  controller drives (``set_state_word``, ``block_reason``); ``changed(reason)`` tells everyone.
 - ``shared_facts() -> list[dict]``: what peers may see (no URL, no token).
 - ``node_rows() -> list[dict]``: rows for ``pairwise nodes`` on this node.
 - ``hooks``: ``LifecycleHooks`` (before_route, on_workload_finished, on_budget_reached,
@@ -38,8 +38,6 @@ from app.services.events import (
     BudgetPaused,
     Event,
     EventBus,
-    HfSignedIn,
-    HfSignedOut,
     NodeChanged,
     Notice,
     OffLanPrompt,
@@ -60,6 +58,7 @@ from app.services.rented.facts import local_row, shared_fact
 from app.services.rented.hooks import LifecycleHooks
 from app.services.rented.meter import CostMeter, Period
 from app.services.rented.probe import PUBLIC_WARNING
+from app.services.rented.provider import ProviderRegistry
 from app.services.rented.spend import ACCOUNT_PREFIX, REPAIR_HINT, SpendRepair, url_identity
 from app.services.rented.store import RentedStore, secret_key
 from app.services.rented.upstream import RentedUpstream
@@ -87,12 +86,14 @@ class RentedManager:
         self.jobs = jobs
         self.replicators = replicators if replicators is not None else []
         self.hooks = LifecycleHooks()
+        # Providers by the declaration's provider string (provider.py); features register theirs at attach.
+        self.providers = ProviderRegistry()
         self.hooks.began = self._began
         self.hooks.abandoned = self._abandoned
         self.hooks.tell = FailureNotices(bus.publish, sponsor_name)
         self.exiting = False  # set when the sponsor stops: no wake-on-request any more
         # Every node reads its token here when it sends; a node without a token of its own borrows
-        # one from the fallbacks (the signed-in HF account for Hugging Face providers).
+        # one from the fallbacks (a provider's signed-in account, registered by its feature).
         self.tokens = TokenProvider(secrets)
         self.fallback_tokens = self.tokens.fallbacks
         self.nodes: dict[str, RentedUpstream] = {}
@@ -116,8 +117,7 @@ class RentedManager:
             self._install(self._make(decl))
         # Probe before the front door opens, but never hold the node's start for a slow endpoint.
         first = asyncio.ensure_future(self.refresh_all())
-        self._pending.add(first)
-        first.add_done_callback(self._pending.discard)
+        self.track(first)
         await asyncio.wait({first}, timeout=START_PROBE_WAIT_S)
         self._task = asyncio.create_task(self._refresh_loop(), name="rented-refresh")
 
@@ -167,9 +167,11 @@ class RentedManager:
 
     def _make(self, decl: RentedDecl, token: str | None = None) -> RentedUpstream:
         """A node reading its token from ``tokens`` at send time; ``token``: one not yet in the keyring,
-        used until ``_keep_token`` stores it (a refused token is never stored)."""
+        used until ``_keep_token`` stores it (a refused token is never stored). A provider nobody
+        registered is refused by name."""
+        provider = self.providers.of(decl.provider)
         node = RentedUpstream(decl, sponsor_name=self.sponsor_name, sponsor_id=self.sponsor_id, token=token,
-                              extra_ca=self.extra_ca, hooks=self.hooks)
+                              extra_ca=self.extra_ca, hooks=self.hooks, traits=provider.traits)
         if not token:
             node.set_token(self.tokens.source(lambda: node.decl))
         self._bind(node)
@@ -182,13 +184,14 @@ class RentedManager:
 
     def account_of(self, decl: RentedDecl) -> str:
         """The spend account of what ``decl`` rents: the provider's identity of it (``account_keys``
-        hooks, e.g. an HF endpoint's namespace/name), else its URL's, else the rented node's own identity
-        (also for a Job, whose URL changes with each job)."""
+        hooks, e.g. a managed endpoint's namespace/name), else its URL's, else the rented node's own identity
+        (also for a provider whose URL is new each time, ``WireTraits.url_is_identity`` False)."""
         for key in self.hooks.account_keys:
             found = key(decl)
             if found:
                 return found
-        if decl.url and decl.provider != "huggingface-job":  # a Job's URL is new with each job
+        traits = self.providers.of(decl.provider).traits if self.providers.known(decl.provider) else None
+        if decl.url and (traits is None or traits.url_is_identity):
             return url_identity(decl.url)
         return f"rented-node:{rented_node_id(self.sponsor_id, decl.name)}"
 
@@ -205,7 +208,7 @@ class RentedManager:
             return decl
         if not self.hooks.resolvers:
             raise ConfigError(f"rented node {decl.name}: finding the URL of endpoint {decl.endpoint} needs the "
-                              "Hugging Face adapter; give --url instead")
+                              "provider's resolver, and none is attached; give --url instead")
         for resolver in self.hooks.resolvers:
             decl = await resolver(decl, token)
         return validate_decl(decl.model_dump(mode="json"))
@@ -217,7 +220,7 @@ class RentedManager:
         self.store.save([n.decl for n in self.nodes.values()])
 
     def keep_declarations(self) -> None:
-        """Save the declarations after a controller updated one in place (e.g. the hardware HF reports)."""
+        """Save the declarations after a controller updated one in place (e.g. the hardware its provider reports)."""
         self._save()
 
     async def attach(self, data: dict[str, Any], token: str | None) -> RentedRow:
@@ -275,8 +278,8 @@ class RentedManager:
                                                         if decl.has_credential else None))
         if reconnect:
             node = self._make(decl, token)
-            node.hf_state, node.hf_message, node.block_reason = old.hf_state, old.hf_message, old.block_reason
-            node.hf_price, node.price_reason = old.hf_price, old.price_reason
+            node.state_word, node.state_message, node.block_reason = old.state_word, old.state_message, old.block_reason
+            node.provider_price, node.price_reason = old.provider_price, old.price_reason
             result = await node.probe()
             if result.credential_error:
                 await node.aclose()
@@ -346,9 +349,6 @@ class RentedManager:
         self.check_budget(node)
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, HfSignedIn | HfSignedOut):
-            self.tokens.invalidate()  # the next request of every node reads the account's token anew
-            return
         if isinstance(event, WorkloadRunning):
             job = event.job
             if job.get("off_lan") and job.get("origin_node_id") == self.sponsor_id:
@@ -436,11 +436,15 @@ class RentedManager:
                 self.bus.publish(event)
             self.changed(f"rented node {node.name} {reason}")
             task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+            self.track(task)
         elif was and not reason:
             self._unconfirmed.pop(node.name, None)
             self.changed(f"rented node {node.name} budget available again")
+
+    def track(self, task: asyncio.Future[Any]) -> None:
+        """Keep a controller's step (a pause) alive until it ends; stop cancels what is left."""
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     def _check_account(self, node: RentedUpstream) -> bool:
         """A spend account that cannot be trusted never reads as zero: every rented node is ineligible
@@ -461,8 +465,7 @@ class RentedManager:
         log.error("rented node %s: %s", node.name, reason)
         self.changed(f"rented node {node.name}: spend account unusable")
         task = asyncio.ensure_future(self.hooks.budget_reached(node, reason))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self.track(task)
         return True
 
     def repair_spend(self, accept_usd: float | None = None, name: str | None = None) -> SpendRepair:

@@ -5,7 +5,7 @@ events (a workload starting or ending on that node) each workload in flight ther
 charged ``price_per_hour × elapsed / 3600 / workloads in flight``: concurrent workloads
 share the hour rather than each paying for it. A workload's total is its ``cost_usd``.
 
-A lifecycle controller (the Hugging Face adapter) also knows what the provider bills
+A lifecycle controller (a provider's, or the provider loop) also knows what the provider bills
 while nobody is using the node (initializing, idle running minutes); it reports that with
 ``bill(node, ...)`` (billed minutes of the endpoint's billing stretch, see spend.py) or
 ``charge(node, usd)``. For a budget the meter takes, per period, the larger of the two

@@ -2,7 +2,7 @@
 
 A rented GPU bills real minutes. The system's wall clock can be set forward or back at any moment
 (by hand, by NTP after a long sleep, by a dying CMOS battery), and a meter that subtracted wall-clock
-times would charge a day HF never billed after a jump of +1 day, or forget a day's spend when the clock
+times would charge a day the provider never billed after a jump of +1 day, or forget a day's spend when the clock
 went back across midnight. So while the node runs, billed time is counted on the awake clock
 (``app.services.clock``: it counts sleep and never jumps), expressed as wall-clock seconds:
 

@@ -7,14 +7,16 @@ What it enforces on every request it sends:
 - the bearer token from the sponsor's keyring, added to this outbound request only;
 - the request's ``model`` pinned to a model this endpoint serves (never another one);
 - ``stream_options.include_usage`` on streams, so tokens are counted;
-- first byte within ``cold_start_s``; a ``huggingface-endpoint`` also gets
-  ``X-Scale-Up-Timeout`` so HF's proxy holds the request while a replica starts;
+- first byte within ``cold_start_s``; a provider whose proxy can hold a request while a replica
+  starts is told how long (its ``WireTraits.wait_header``);
 - a 503 while the endpoint scales up is waited out (retried within ``cold_start_s``);
   any other failure is an ``UpstreamError`` so the plan fails over at once;
 - a 401/403 marks the node ``credential refused`` with the upstream's own message.
 
-Runtime state (driven by probes and by lifecycle controllers such as the HF adapter):
-``hf_state``/``hf_message`` (set with ``set_hf_state``), ``credential_error``, ``block_reason``
+Runtime state (driven by probes and by lifecycle controllers):
+``state_word``/``state_message``, the provider's own word for its state and its message (set with
+``set_state_word``; the provider's ``WireTraits.states`` say what the word means), ``reported`` (what a
+polled provider last said, normalised), ``credential_error``, ``block_reason``
 (a controller's veto, e.g. "drifted"), ``public`` (answers without a credential),
 ``last_error``. ``status() -> (state, reason)`` with state one of eligible | cold | paused |
 starting | unhealthy | ended (a batch window is over) | ineligible; ``ineligible_reason()`` / ``ineligible_reason_for(caller)``
@@ -39,6 +41,7 @@ from app.services.outbound import ca_files, make_client, outbound_ssl_context
 from app.services.rented.decl import LABEL, RentedDecl, check_url
 from app.services.rented.per_token import RouterPrices, TokenPrice, estimate, price_of
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
+from app.services.rented.provider_state import SCHEDULER_STATE, ProviderState, State, WireTraits
 from app.services.secrets import redact
 from app.services.translate.shapes import PATHS, Api, canonical_model
 from app.services.upstream_facts import RentedFacts
@@ -46,17 +49,6 @@ from app.services.upstream_facts import RentedFacts
 if TYPE_CHECKING:
     from app.services.rented.route_hooks import RouteHooks
 
-# Hugging Face endpoint state -> what the scheduler sees (feature request, slice 2).
-HF_STATES = {
-    "running": "eligible",
-    "scaledToZero": "cold",
-    "paused": "paused",
-    "pending": "starting", "initializing": "starting", "updating": "starting",
-    "failed": "unhealthy", "updateFailed": "unhealthy",
-    # A Hugging Face Job (a batch window): LOADING is RUNNING before the exposed port answers.
-    "SCHEDULING": "starting", "LOADING": "starting", "UPDATING": "starting", "RUNNING": "eligible",
-    "ERROR": "unhealthy", "TIMED_OUT": "ended", "COMPLETED": "ended", "CANCELED": "ended", "DELETED": "ended",
-}
 WARMING_WORDS = ("starting", "loading", "initializ", "scale up", "scaling", "warming", "cold", "not ready")
 
 
@@ -66,8 +58,10 @@ class RentedUpstream(Upstream):
 
     def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str,
                  token: str | None | Callable[[], str | None],
-                 extra_ca: tuple[str, ...] = (), hooks: RouteHooks[RentedUpstream] | None = None) -> None:
+                 extra_ca: tuple[str, ...] = (), hooks: RouteHooks[RentedUpstream] | None = None,
+                 traits: WireTraits | None = None) -> None:
         self.decl = decl
+        self.traits = traits or WireTraits()  # its provider's (rented/provider_state.py)
         self.key = f"rented:{decl.name}"
         self.node_name = decl.name
         self.node_id = rented_node_id(sponsor_id, decl.name)
@@ -84,17 +78,19 @@ class RentedUpstream(Upstream):
         self._streams = StreamClient(outbound_ssl_context(self._extra_ca))  # inference (the data plane)
         self.probed: list[ModelEntry] | None = None
         self.probe_state: str | None = None
-        self.hf_state: str | None = None
-        self.hf_message: str | None = None
+        self.state_word: str | None = None
+        self.state_message: str | None = None
+        # What a polled provider last reported (provider_loop.py), normalised; None: nothing polls it.
+        self.reported: ProviderState | None = None
         self.credential_error: str | None = None
         self.block_reason: str | None = None
         self.budget_reason: str | None = None
-        self.hf_price: float | None = None  # the provider's current price, as a lifecycle controller reads it
+        self.provider_price: float | None = None  # the provider's current price, as a lifecycle controller reads it
         self.price_reason: str | None = None  # why the price is unknown: ineligible until it is known
         self.router_prices: RouterPrices | None = None  # per-token prices the provider lists (per_token.py)
         self._sent: dict[str, tuple[str, tuple[int, int]]] = {}  # per-token job -> (model, estimated usage)
         # Why the provider's management API cannot be reached now (the state shown may be stale), or None.
-        self.hf_unreachable: str | None = None
+        self.provider_unreachable: str | None = None
         # The user chose to quit although this node could not be paused (the tray asked): the sponsor's
         # stop does not try again for minutes; the next start pauses it (reconcile) and charges the gap.
         self.exit_pause_waived = False
@@ -124,13 +120,13 @@ class RentedUpstream(Upstream):
     @property
     def price_per_hour(self) -> float | None:
         """What an hour costs: the higher of the declared price and the provider's."""
-        prices = [p for p in (self.decl.price_per_hour, self.hf_price) if p is not None]
+        prices = [p for p in (self.decl.price_per_hour, self.provider_price) if p is not None]
         return max(prices) if prices else None
 
     @property
     def per_token(self) -> bool:
-        """Billed per token (the HF router, or a provider declared with prices per token), not per hour."""
-        return self.decl.provider == "huggingface-router" or (
+        """Billed per token (a router, or a provider declared with prices per token), not per hour."""
+        return self.traits.per_token or (
             self.decl.price_per_mtok_in is not None and self.decl.price_per_mtok_out is not None)
 
     def token_price(self, model: str) -> TokenPrice | None:
@@ -155,7 +151,7 @@ class RentedUpstream(Upstream):
 
     def served_names(self) -> list[str]:
         use_declared = self.probed is None or not self.probed or (
-            self.decl.provider == "huggingface-router" and self.decl.models)
+            self.traits.declared_models and self.decl.models)
         names = list(self.decl.models) if use_declared else [m.name for m in self.probed or []]
         if self.decl.allow_models:
             allowed = {canonical_model(m) for m in self.decl.allow_models}
@@ -168,9 +164,15 @@ class RentedUpstream(Upstream):
 
     # -- state -----------------------------------------------------------------------------------------------
 
-    def set_hf_state(self, hf_state: str | None, message: str | None = None) -> None:
-        """For a lifecycle controller: the provider's own state (HF status.state) and message."""
-        self.hf_state, self.hf_message = hf_state, message
+    def set_state_word(self, word: str | None, message: str | None = None) -> None:
+        """For a lifecycle controller: the provider's own word for its state, and its message."""
+        self.state_word, self.state_message = word, message
+
+    def word_state(self) -> State | None:
+        """What the provider's word means (None: no word reported)."""
+        if not self.state_word:
+            return None
+        return self.traits.states.get(self.state_word, State.UNKNOWN)
 
     def can_wake(self) -> bool:
         life = self.decl.lifecycle
@@ -197,19 +199,35 @@ class RentedUpstream(Upstream):
             # A cap that cannot be counted is no cap: refuse rather than bill blind.
             return "ineligible", ("a budget is set but the price per hour is unknown; "
                                   f"set it with 'pairwise rented set {self.name} --price-per-hour USD'")
-        base = HF_STATES.get(self.hf_state or "", None) if self.hf_state else self.probe_state
+        word = self.word_state()
+        base: str | None
+        if word is not None:
+            base = SCHEDULER_STATE[word]
+        elif self.reported is not None:
+            base = SCHEDULER_STATE[self.reported.state]
+            if base == "eligible" and self.probe_state not in (None, "eligible"):
+                base = self.probe_state
+        else:
+            base = self.probe_state
         if base == "paused":
             wake = "it wakes on request" if self.can_wake() else "wake on request is off"
             return "paused", f"paused on the provider; {wake}"
         if base == "starting":
-            return "starting", f"starting on the provider ({self.hf_state}); not ready yet"
+            return "starting", f"starting on the provider ({self.state_word or self._reported_word()}); not ready yet"
         if base == "unhealthy":
-            return "unhealthy", self.scrub(self.hf_message or self.last_error or "the provider reports a failure")
+            return "unhealthy", self.scrub(self.state_message or self._reported_message() or self.last_error
+                                           or "the provider reports a failure")
         if base == "cold":
             return "cold", "scaled to zero: the next request waits for a cold start"
         if base == "ended":
-            return "ended", self.scrub(self.hf_message or "the batch window has ended")
+            return "ended", self.scrub(self.state_message or "its window has ended")
         return "eligible", None
+
+    def _reported_word(self) -> str | None:
+        return None if self.reported is None else (self.reported.raw or self.reported.state.value)
+
+    def _reported_message(self) -> str | None:
+        return None if self.reported is None else self.reported.message
 
     def scrub(self, text: str) -> str:
         """Error text without the endpoint's URL or host: reasons travel to peers and callers."""
@@ -255,12 +273,12 @@ class RentedUpstream(Upstream):
         """Refresh models, credential and public-endpoint flags without an inference call."""
         if not self.decl.url:
             return ProbeResult(error="no URL yet")
-        if self.decl.provider == "huggingface-endpoint" and self.probed is not None and self.hf_state is not None:
+        if self.traits.state_polled and self.probed is not None and self.state_word is not None:
             # Its state comes from the management API. Another call to its routes would count as
-            # traffic: it would keep HF's scale-to-zero (the backstop) from ever starting, and
+            # traffic: it would keep the provider's scale-to-zero (the backstop) from ever starting, and
             # wake the endpoint if it scaled to zero since the last poll.
             return ProbeResult()
-        result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token_of(), self.hf_state,
+        result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token_of(), self.state_word,
                                       f"rented node {self.name}")
         self.simulated = self.simulated or result.simulated
         self.last_error = result.error
@@ -324,8 +342,8 @@ class RentedUpstream(Upstream):
     def _headers(self, remaining: float) -> dict[str, str]:
         token = self._token_of()
         headers = {"authorization": f"Bearer {token}"} if token else {}
-        if self.decl.provider == "huggingface-endpoint":
-            headers["x-scale-up-timeout"] = str(max(1, math.ceil(remaining)))
+        if self.traits.wait_header:
+            headers[self.traits.wait_header] = str(max(1, math.ceil(remaining)))
         return headers
 
     async def _send(self, url: str, body: dict[str, Any], deadline: float) -> Opened:
@@ -362,9 +380,10 @@ class RentedUpstream(Upstream):
         text = message.lower()
         if "paused" in text or "failed" in text:
             return False
-        if self.decl.provider == "huggingface-endpoint" or self.probe_state in ("cold", "starting"):
+        if self.traits.warms_on_503 or self.probe_state in ("cold", "starting"):
             return True
-        return self.hf_state in ("scaledToZero", "pending", "initializing", "updating") or any(
+        starting = self.reported is not None and self.reported.state in (State.COLD, State.STARTING)
+        return starting or any(
             word in text for word in WARMING_WORDS)
 
     async def aclose(self) -> None:

@@ -58,8 +58,9 @@ def _spin(maximum: float, suffix: str, decimals: int = 2, prefix: str = "", none
 
 
 def is_window(row: Mapping[str, Any]) -> bool:
-    """A batch window (a Hugging Face Job Pairwise started): removing it cancels its job, nothing to delete."""
-    return bool(row.get("hf_job"))
+    """A fixed window (its provider stops it, never pauses it): removing it cancels it, nothing to delete."""
+    capabilities = row.get("capabilities") or ()
+    return "stop" in capabilities and "pause" not in capabilities
 
 
 def what_delete_loses(row: RentedActionRow) -> str:
@@ -394,7 +395,7 @@ class NodeDetail(QWidget):
         elif verb == "delete":
             if own is None:  # the button shows only on this node's own rented nodes
                 return False
-            managed = own["lifecycle"]["managed"] and not is_window(own)
+            managed = "delete" in own["actions"]
             title = f"Delete {name}?" if managed else f"Remove {name} from Pairwise?"
             if not await confirm(self, title, title, action="Delete" if managed else "Remove",
                                  informative=what_delete_loses(own), destructive=True):

@@ -1,0 +1,113 @@
+"""Hugging Face behind the provider seam (app/services/rented/provider.py): an Inference Endpoint, a
+batch window (a Job) and the router. Their own controllers (lifecycle.py, jobs_lifecycle.py) poll,
+bill and pause; these say what a state means for money and which actions a person may take, and
+forward the actions to the operations (rented_ops.py, jobs_ops.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.services.errors import RefusedError
+from app.services.hf import states
+from app.services.hf.jobs_models import TERMINAL
+from app.services.hf.jobs_ops import window_refusal
+from app.services.rented.provider import Action, BaseProvider, Price, ProviderState, State, WireTraits
+
+if TYPE_CHECKING:
+    from app.services.api.rows import RentedRow
+    from app.services.hf.jobs_ops import HfJobs
+    from app.services.hf.rented_ops import HfRented
+    from app.services.rented.upstream import RentedUpstream
+
+ENDPOINT_STATES: dict[str, State] = {
+    "running": State.RUNNING, "scaledToZero": State.COLD, "paused": State.PAUSED,
+    "pending": State.STARTING, "initializing": State.STARTING, "updating": State.STARTING,
+    "failed": State.FAILED, "updateFailed": State.FAILED,
+}
+JOB_STAGES: dict[str, State] = {
+    "SCHEDULING": State.STARTING, "LOADING": State.STARTING, "UPDATING": State.STARTING, "RUNNING": State.RUNNING,
+    "ERROR": State.FAILED, "TIMED_OUT": State.ENDED, "COMPLETED": State.ENDED, "CANCELED": State.ENDED,
+    "DELETED": State.ENDED,
+}
+
+# HF's proxy holds a request while a replica starts for as long as X-Scale-Up-Timeout says; any 503 from
+# an endpoint is a replica still starting; its state comes from the management API (lifecycle.py).
+ENDPOINT_TRAITS = WireTraits(states=ENDPOINT_STATES, wait_header="x-scale-up-timeout", warms_on_503=True,
+                             state_polled=True)
+JOB_TRAITS = WireTraits(states=JOB_STAGES, url_is_identity=False)  # a Job's URL is new with each job
+# The router fronts many providers' models: the declared ones are what this node serves.
+ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True)
+
+
+class EndpointProvider(BaseProvider):
+    name = "huggingface-endpoint"
+    capabilities = frozenset({Action.PAUSE, Action.RESUME, Action.DELETE})
+    traits = ENDPOINT_TRAITS
+
+    def __init__(self, ops: HfRented) -> None:
+        self.ops = ops
+
+    def state(self, row: RentedRow) -> ProviderState:
+        raw = row["hf_state"]
+        if raw is None:  # not seen on Hugging Face yet
+            return super().state(row)
+        return ProviderState(ENDPOINT_STATES.get(raw, State.UNKNOWN), raw in states.BILLED, row["hf_message"], raw)
+
+    def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]:
+        if not row["lifecycle"]["managed"]:
+            return frozenset()
+        raw = state.raw
+        allowed = {Action.DELETE} if row["endpoint"] else set()
+        if raw in states.PAUSABLE:
+            allowed.add(Action.PAUSE)
+        if raw in states.RESUMABLE:
+            allowed.add(Action.RESUME)
+        return frozenset(allowed)
+
+    async def pause(self, name: str) -> None:
+        await self.ops.pause(name)
+
+    async def resume(self, name: str) -> None:
+        await self.ops.resume(name)
+
+    async def delete(self, name: str) -> None:
+        await self.ops.delete(name)
+
+
+class JobProvider(BaseProvider):
+    """A batch window: billed from the job's start; never paused or resumed, only stopped (cancelled)."""
+
+    name = "huggingface-job"
+    capabilities = frozenset({Action.STOP})
+    traits = JOB_TRAITS
+
+    def __init__(self, ops: HfJobs) -> None:
+        self.ops = ops
+
+    def state(self, row: RentedRow) -> ProviderState:
+        stage = row.get("hf_stage")
+        if "hf_job" not in row or stage is None:
+            return super().state(row)
+        return ProviderState(JOB_STAGES.get(stage, State.UNKNOWN), stage in states.JOB_BILLED, row["hf_message"], stage)
+
+    def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]:
+        return frozenset({Action.STOP}) if "hf_job" in row and state.raw not in TERMINAL else frozenset()
+
+    async def stop(self, name: str) -> None:
+        await self.ops.stop(name)
+
+    def refusal(self, action: Action, name: str) -> RefusedError:
+        return window_refusal(name, action.value)
+
+    async def stop_for_exit(self, name: str) -> None:
+        await self.ops.stop(name, on_exit=True)
+
+
+class RouterProvider(BaseProvider):
+    """The router: billed per token of each answer, nothing to pause."""
+
+    name = "huggingface-router"
+    traits = ROUTER_TRAITS
+
+    def price(self, node: RentedUpstream) -> Price:
+        return Price(None, node.decl.price_per_mtok_in, node.decl.price_per_mtok_out)

@@ -1,0 +1,170 @@
+"""The provider seam: what Pairwise asks of the provider a rented node is rented from.
+
+A provider is keyed by the declaration's ``provider`` string (``openai-compatible``, or any
+that a feature or ``PAIRWISE_PROVIDERS`` registers) in a ``ProviderRegistry`` the ``RentedManager`` holds. Generic code (the
+manager, the upstream, the service API, the tray) reads a rented node only through it:
+
+- ``state(row) -> ProviderState``: the provider's own word normalised (``State``), whether it bills
+  now, and the provider's own message;
+- ``allowed(row, state)``: the actions (``Action``) a person may take now; ``capabilities``: all the
+  actions it ever offers;
+- ``pause`` / ``resume`` / ``stop`` / ``delete`` (by rented-node name): a provider without the
+  capability refuses by name (``NotOffered``); ``stop_for_exit``: what pause on sponsor exit does;
+- ``traits``: what the request path needs (``WireTraits``: its state words, per token, a wait header...);
+- ``price(node) -> Price``: hourly, or per 1M input/output tokens;
+- ``polls`` and ``poll(node)``: a provider with ``polls`` is driven by the one poll -> bill -> cap
+  loop (``rented/provider_loop.py``); a provider with a controller of its own leaves it False.
+
+``docs/adding-a-provider.md`` says how to write one. ``PAIRWISE_PROVIDERS=module:Class[,...]`` loads
+providers from outside the app (for development and tests); a declaration naming a provider nobody
+registered is refused by name.
+The value types (``State``, ``ProviderState``, ``Action``, ``Price``) live in ``provider_state.py``,
+which the upstream reads too.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from app.services.errors import ConfigError, RefusedError
+from app.services.rented.provider_state import Action, Price, ProviderState, State, WireTraits
+
+if TYPE_CHECKING:
+    from app.services.api.rows import RentedRow
+    from app.services.rented.upstream import RentedUpstream
+
+
+class NotOffered(RefusedError):
+    title = "Not offered by this provider"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str
+    capabilities: frozenset[Action]
+    polls: bool
+    traits: WireTraits
+
+    def state(self, row: RentedRow) -> ProviderState: ...
+
+    def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]: ...
+
+    def price(self, node: RentedUpstream) -> Price: ...
+
+    async def pause(self, name: str) -> None: ...
+
+    async def resume(self, name: str) -> None: ...
+
+    async def stop(self, name: str) -> None: ...
+
+    async def delete(self, name: str) -> None: ...
+
+    async def stop_for_exit(self, name: str) -> None: ...
+
+    def refusal(self, action: Action, name: str) -> RefusedError: ...
+
+    async def poll(self, node: RentedUpstream) -> ProviderState: ...
+
+
+class BaseProvider:
+    """What every provider shares: no action offered, the declared price, a state from the row."""
+
+    name = "openai-compatible"
+    capabilities: frozenset[Action] = frozenset()
+    polls = False
+    traits = WireTraits()
+
+    def state(self, row: RentedRow) -> ProviderState:
+        # Nothing reports a state: an eligible node with an hourly price is taken to be billing.
+        reported = row.get("provider_state")
+        if reported:
+            return ProviderState(State(reported), bool(row.get("provider_billing")), row.get("provider_message"))
+        return ProviderState(State.UNKNOWN, row["state"] == "eligible" and bool(row["price_per_hour"]))
+
+    def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]:
+        return frozenset()
+
+    def price(self, node: RentedUpstream) -> Price:
+        if node.per_token:
+            return Price(None, node.decl.price_per_mtok_in, node.decl.price_per_mtok_out)
+        return Price(node.price_per_hour)
+
+    def refusal(self, action: Action, name: str) -> RefusedError:
+        """Why ``action`` is not offered, in words with the way on (a provider may say it better)."""
+        return NotOffered(f"rented node {name}: its provider {self.name} cannot {action.value} it")
+
+    async def pause(self, name: str) -> None:
+        raise self.refusal(Action.PAUSE, name)
+
+    async def resume(self, name: str) -> None:
+        raise self.refusal(Action.RESUME, name)
+
+    async def stop(self, name: str) -> None:
+        raise self.refusal(Action.STOP, name)
+
+    async def delete(self, name: str) -> None:
+        raise self.refusal(Action.DELETE, name)
+
+    async def stop_for_exit(self, name: str) -> None:
+        """What pause on sponsor exit does: pause what can be paused, else stop it."""
+        await (self.pause(name) if Action.PAUSE in self.capabilities else self.stop(name))
+
+    async def poll(self, node: RentedUpstream) -> ProviderState:
+        raise NotImplementedError(f"provider {self.name} is not polled")
+
+
+class PlainProvider(BaseProvider):
+    """Any OpenAI-compatible endpoint: nothing to manage, priced as declared."""
+
+
+async def run_action(provider: Provider, action: Action, name: str) -> None:
+    """Ask ``provider`` to take ``action`` on ``name`` (refused by name when it does not offer it)."""
+    if action not in provider.capabilities:
+        raise provider.refusal(action, name)
+    step = {Action.PAUSE: provider.pause, Action.RESUME: provider.resume, Action.STOP: provider.stop,
+            Action.DELETE: provider.delete}[action]
+    await step(name)
+
+
+class ProviderRegistry:
+    """Providers by the declaration's provider string."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, Provider] = {}
+        self.register(PlainProvider())
+
+    def register(self, provider: Provider) -> None:
+        self._providers[provider.name] = provider
+
+    def names(self) -> list[str]:
+        return sorted(self._providers)
+
+    def known(self, name: str) -> bool:
+        return name in self._providers
+
+    def of(self, name: str) -> Provider:
+        provider = self._providers.get(name)
+        if provider is None:
+            raise ConfigError(f"no provider {name!r} on this node (known: {', '.join(self.names())})")
+        return provider
+
+    def polled(self) -> list[Provider]:
+        return [p for p in self._providers.values() if p.polls]
+
+    def load(self, spec: str) -> None:
+        """``module:Class[,module:Class...]`` (``PAIRWISE_PROVIDERS``, for development and tests): each
+        class is made with no argument and registered under its ``name``."""
+        for item in filter(None, (part.strip() for part in spec.split(","))):
+            module_name, _, class_name = item.partition(":")
+            try:
+                made = getattr(importlib.import_module(module_name), class_name)()
+            except (ImportError, AttributeError, TypeError) as exc:
+                raise ConfigError(f"PAIRWISE_PROVIDERS: cannot load {item!r}: {exc}") from exc
+            if not isinstance(made, Provider):
+                raise ConfigError(f"PAIRWISE_PROVIDERS: {item!r} is not a Provider (see docs/adding-a-provider.md)")
+            self.register(made)
+
+
+__all__ = ["Action", "BaseProvider", "NotOffered", "PlainProvider", "Price", "Provider", "ProviderRegistry",
+           "ProviderState", "State", "WireTraits", "run_action"]
