@@ -31,6 +31,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── HfPermissionError         hf/errors.py: the token lacks a permission
     │   ├── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
     │   ├── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain
+    │   ├── NotOffered                rented/provider.py: an action this node's provider does not offer
     │   └── BatchConflict             batch/service.py: not in this batch's state (cancel a completed one) (409)
     ├── UpstreamError                 an upstream failed before its answer was committed: fail over
     │   ├── UpstreamTimeout           no first byte within the upstream's first-byte timeout
