@@ -32,6 +32,7 @@ from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
 from app.services.routing.fit import RequestSize, estimate, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
+from app.services.routing.rent_hint import rent_hint
 from app.services.translate.bodies import translate_body, usage_of
 from app.services.translate.candidates import CandidateBody, for_candidates, load_answer
 from app.services.translate.requests import is_load_request
@@ -217,6 +218,9 @@ class InferenceService:
         if not plan.candidates:
             if plan.too_small:  # copies there are, but none whose window holds the request
                 message = plan.too_small_text(requested)
+                if not caller.local_only:  # a peer's relayed request: its own node says how to rent
+                    names = self.registry.names.group_of(requested) if self.registry.names is not None else [requested]
+                    message += rent_hint(requested, names, plan.size.total if plan.size else 0)
                 self._record_unserved(api, requested, caller, "failed", message)
                 return json_result(400, error_body(api, message, status=400, param="messages" if messages else None),
                                    headers)
