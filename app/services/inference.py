@@ -208,7 +208,9 @@ class InferenceService:
         requested: str = body["model"]
         model = canonical_model(requested.strip())
         messages = body.get("messages") if operation == "chat" else None
-        plan = await self.plan_for(model, caller, estimate(body), self.affinity.lookup(model, messages))
+        affine = (self.affinity.lookup(model, messages) if operation == "chat" else
+                  self.affinity.lookup_prompt(model, body) if operation == "complete" else None)
+        plan = await self.plan_for(model, caller, estimate(body), affine)
         if pin is not None and plan.candidates:
             plan.candidates = [u for u in plan.candidates if u.key == pin]
             if not plan.candidates:
@@ -296,6 +298,8 @@ class InferenceService:
                 headers = {**headers, "X-Pairwise-Route": header_safe(job.route)}
                 if operation == "chat" and opened.status < 400:
                     self.affinity.remember(plan.model, body.get("messages"), upstream.key)
+                elif operation == "complete" and opened.status < 400:
+                    self.affinity.remember_prompt(plan.model, body, upstream.key)
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
                                            target, stream, started_ns, headers, str(upstream_body.get("model")))
         if limited:  # the caller's own limit is what stands in the way: say so (429), with the rest
@@ -391,6 +395,9 @@ class InferenceService:
 
             async def finish(state: str, error: str | None, translator: StreamTranslator) -> None:
                 stream_slot.release()
+                if operation == "complete" and state == "completed":
+                    self.affinity.remember_context(canonical_model(requested.strip()), translator.context,
+                                                   upstream.key)
                 self.tracker.finish(job, state, error=error, prompt_tokens=translator.usage.prompt_tokens,
                                     completion_tokens=translator.usage.completion_tokens)
 
@@ -410,6 +417,9 @@ class InferenceService:
             self.tracker.finish(job, "failed", error="upstream answered with invalid JSON")
             return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
         usage = usage_of(target, upstream_body)
+        if operation == "complete" and isinstance(upstream_body, dict):
+            self.affinity.remember_context(canonical_model(requested.strip()), upstream_body.get("context"),
+                                           upstream.key)
         if target == api and upstream_body.get("model") in (None, requested):
             self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
                                 completion_tokens=usage.completion_tokens)
