@@ -29,7 +29,7 @@ from app.services.errors import (
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
-from app.services.routing.fit import RequestSize, estimate, is_too_long, with_window
+from app.services.routing.fit import RequestSize, estimate, exact_sizes, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.routing.rent_hint import rent_hint
@@ -171,12 +171,15 @@ class InferenceService:
         return {"X-Pairwise-Node": self.node_name}
 
     async def plan_for(self, model: str, caller: Caller, size: RequestSize | None = None,
-                       affine: str | None = None) -> Plan:
-        plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size, affine=affine)
+                       affine: str | None = None, body: dict[str, Any] | None = None) -> Plan:
+        """``body``: the request, for the engines' own token counts near a window's edge."""
+        upstreams = self.registry.all(local_only=caller.local_only)
+        exact = await exact_sizes(upstreams, model, size, body) if size is not None and body is not None else {}
+        plan = build_plan(model, upstreams, caller, size=size, affine=affine, exact=exact)
         if not plan.candidates and not plan.refused and not plan.too_small:
             await self._refresh_stale()
             plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size,
-                              affine=affine)
+                              affine=affine, exact=exact)
         return plan
 
     def available_models(self, caller: Caller) -> list[str]:
@@ -210,7 +213,7 @@ class InferenceService:
         messages = body.get("messages") if operation == "chat" else None
         affine = (self.affinity.lookup(model, messages) if operation == "chat" else
                   self.affinity.lookup_prompt(model, body) if operation == "complete" else None)
-        plan = await self.plan_for(model, caller, estimate(body), affine)
+        plan = await self.plan_for(model, caller, estimate(body), affine, body)
         if pin is not None and plan.candidates:
             plan.candidates = [u for u in plan.candidates if u.key == pin]
             if not plan.candidates:
