@@ -55,6 +55,12 @@ def add_commands(rsub: Any) -> None:
     create.add_argument("--endpoint-name")
     create.add_argument("--task")
     create.add_argument("--revision")
+    create.add_argument("--context-window", type=int, metavar="N",
+                        help="tokens one request may take: the endpoint is started with this window "
+                             "(a bigger-context copy of a model you have)")
+    create.add_argument("--same-as", action="append", metavar="NAME",
+                        help="link the new copy's model with this name as one model (repeatable): a request for "
+                             "NAME that no other copy holds then routes to it")
     create.add_argument("--scale-to-zero-min", type=float, help="HF's own idle scale-to-zero (default 15)")
     create.add_argument("--share", action="store_true", help="share with the cluster (off by default)")
     create.add_argument("--use", choices=POLICIES)
@@ -78,7 +84,7 @@ def add_commands(rsub: Any) -> None:
 def create_params(args: argparse.Namespace) -> dict[str, Any]:
     params: dict[str, Any] = {"name": args.name, "model": args.model}
     for key in ("gpu", "region", "vendor", "engine", "namespace", "endpoint_name", "task", "revision",
-                "scale_to_zero_min", "use", "cold_start_s", "idle_pause_min"):
+                "scale_to_zero_min", "use", "cold_start_s", "idle_pause_min", "context_window", "same_as"):
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
     if args.share:
@@ -111,6 +117,10 @@ def describe_plan(plan: dict[str, Any]) -> str:
         f"{plan['scale_to_zero_timeout_min']} min without requests",
         "  budget:  " + ("; ".join(caps) if caps else "no cap (set one with --budget-usd-per-day)"),
     ]
+    if plan.get("context_window"):
+        lines.insert(2, f"  window:  {plan['context_window']} tokens per request")
+    if plan.get("same_as"):
+        lines.append(f"  names:   linked as one model with {', '.join(plan['same_as'])}")
     return "\n".join(lines)
 
 
@@ -122,6 +132,9 @@ def ask(question: str) -> str:
 
 def cmd_create(args: argparse.Namespace) -> int:
     if args.provider == "huggingface-job":
+        if args.context_window is not None or args.same_as:
+            raise ConfigError("--context-window and --same-as are for endpoints; a batch window serves its model's "
+                              "own window")
         return cmd_create_job(args, ask)
     if args.window is not None or args.idle_stop_min is not None:
         raise ConfigError("--window and --idle-stop-min are for batch windows (--provider huggingface-job); an "

@@ -29,9 +29,10 @@ from app.services.errors import (
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
-from app.services.routing.fit import RequestSize, estimate, is_too_long, with_window
+from app.services.routing.fit import RequestSize, estimate, exact_sizes, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
+from app.services.routing.rent_hint import rent_hint
 from app.services.translate.bodies import translate_body, usage_of
 from app.services.translate.candidates import CandidateBody, for_candidates, load_answer
 from app.services.translate.checks import InvalidRequest
@@ -173,12 +174,15 @@ class InferenceService:
         return {"X-Pairwise-Node": self.node_name}
 
     async def plan_for(self, model: str, caller: Caller, size: RequestSize | None = None,
-                       affine: str | None = None) -> Plan:
-        plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size, affine=affine)
+                       affine: str | None = None, body: dict[str, Any] | None = None) -> Plan:
+        """``body``: the request, for the engines' own token counts near a window's edge."""
+        upstreams = self.registry.all(local_only=caller.local_only)
+        exact = await exact_sizes(upstreams, model, size, body) if size is not None and body is not None else {}
+        plan = build_plan(model, upstreams, caller, size=size, affine=affine, exact=exact)
         if not plan.candidates and not plan.refused and not plan.too_small:
             await self._refresh_stale()
             plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size,
-                              affine=affine)
+                              affine=affine, exact=exact)
         return plan
 
     def available_models(self, caller: Caller) -> list[str]:
@@ -210,7 +214,9 @@ class InferenceService:
         requested: str = body["model"]
         model = canonical_model(requested.strip())
         messages = body.get("messages") if operation == "chat" else None
-        plan = await self.plan_for(model, caller, estimate(body), self.affinity.lookup(model, messages))
+        affine = (self.affinity.lookup(model, messages) if operation == "chat" else
+                  self.affinity.lookup_prompt(model, body) if operation == "complete" else None)
+        plan = await self.plan_for(model, caller, estimate(body), affine, body)
         if pin is not None and plan.candidates:
             plan.candidates = [u for u in plan.candidates if u.key == pin]
             if not plan.candidates:
@@ -220,6 +226,9 @@ class InferenceService:
         if not plan.candidates:
             if plan.too_small:  # copies there are, but none whose window holds the request
                 message = plan.too_small_text(requested)
+                if not caller.local_only:  # a peer's relayed request: its own node says how to rent
+                    names = self.registry.names.group_of(requested) if self.registry.names is not None else [requested]
+                    message += rent_hint(requested, names, plan.size.total if plan.size else 0)
                 self._record_unserved(api, requested, caller, "failed", message)
                 return json_result(400, error_body(api, message, status=400, param="messages" if messages else None),
                                    headers)
@@ -297,6 +306,8 @@ class InferenceService:
                 headers = {**headers, "X-Pairwise-Route": header_safe(job.route)}
                 if operation == "chat" and opened.status < 400:
                     self.affinity.remember(plan.model, body.get("messages"), upstream.key)
+                elif operation == "complete" and opened.status < 400:
+                    self.affinity.remember_prompt(plan.model, body, upstream.key)
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
                                            target, stream, started_ns, headers, str(upstream_body.get("model")))
         if limited:  # the caller's own limit is what stands in the way: say so (429), with the rest
@@ -392,6 +403,9 @@ class InferenceService:
 
             async def finish(state: str, error: str | None, translator: StreamTranslator) -> None:
                 stream_slot.release()
+                if operation == "complete" and state == "completed":
+                    self.affinity.remember_context(canonical_model(requested.strip()), translator.context,
+                                                   upstream.key)
                 self.tracker.finish(job, state, error=error, prompt_tokens=translator.usage.prompt_tokens,
                                     completion_tokens=translator.usage.completion_tokens)
 
@@ -411,6 +425,9 @@ class InferenceService:
             self.tracker.finish(job, "failed", error="upstream answered with invalid JSON")
             return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
         usage = usage_of(target, upstream_body)
+        if operation == "complete" and isinstance(upstream_body, dict):
+            self.affinity.remember_context(canonical_model(requested.strip()), upstream_body.get("context"),
+                                           upstream.key)
         if target == api and upstream_body.get("model") in (None, requested):
             self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
                                 completion_tokens=usage.completion_tokens)

@@ -73,7 +73,7 @@ async def _wait_running(state: SimState, ep: Endpoint, hold_s: float) -> bool:
 
 async def _replica_url(state: SimState, ep: Endpoint) -> str:
     if ep.tiny is None:
-        ep.tiny = await state.upstreams.start_tiny([ep.repository])
+        ep.tiny = await state.upstreams.start_tiny([ep.repository], *tgi.image_window(ep))
     return ep.tiny.url
 
 

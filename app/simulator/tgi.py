@@ -21,6 +21,25 @@ TGI_VERSION = "3.1.1"
 TGI_ROUTES = ("/info", "/v1/models")
 
 
+# Where each engine image's config takes the window it is started with (HF's endpoint page sets them).
+WINDOW_FIELDS = ("maxTotalTokens", "ctxSize", "maxModelLen", "contextLength")
+
+
+STYLES = {"vLLM": "vllm", "huggingface": "tgi", "tgi": "tgi"}  # whose words a too-long prompt is refused in
+
+
+def image_window(ep: Endpoint) -> tuple[int | None, str]:
+    """The window the endpoint's engine was configured with, if any (its replica serves and enforces it),
+    and the engine's words for a prompt longer than it."""
+    image = (ep.config.get("model") or {}).get("image") or {}
+    style = next((STYLES[key] for key in image if key in STYLES), "llamacpp")
+    for config in image.values():
+        for key in WINDOW_FIELDS:
+            if isinstance(config, dict) and isinstance(config.get(key), int):
+                return int(config[key]), style
+    return None, style
+
+
 def runs_tgi(ep: Endpoint) -> bool:
     image = (ep.config.get("model") or {}).get("image") or {}
     return not image or any(key in TGI_IMAGES for key in image)

@@ -31,8 +31,10 @@ class Upstreams:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=5))
         return self._session
 
-    async def start_tiny(self, models: list[str]) -> RunningTiny:
-        tiny = await start_tiny(TinyModelOptions(models=models))
+    async def start_tiny(self, models: list[str], context_window: int | None = None,
+                         too_long_style: str = "llamacpp") -> RunningTiny:
+        tiny = await start_tiny(TinyModelOptions(models=models, context_window=context_window,
+                                                 too_long_style=too_long_style))
         self._tinies.append(tiny)
         return tiny
 

@@ -18,7 +18,7 @@ from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
 from app.services.api.changes import NewKey, SettingsChange
 from app.services.api.hf import CatalogRow, HardwareOffer, HfAccount
-from app.services.api.models import ModelRow, SuggestionRow
+from app.services.api.models import CopyRow, ModelRow, SuggestionRow
 from app.services.api.rented import ActionResult
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import (
@@ -263,6 +263,10 @@ class NodeFacade:
 
     def models(self) -> list[ModelRow]:
         return self.api.models.models()
+
+    def model_copies_like(self, name: str) -> list[CopyRow]:
+        """The LAN copies of the model ``name`` is (linked, or by a name that looks like it)."""
+        return self.api.models.copies_like(name)
 
     def model_groups(self) -> list[list[str]]:
         return self.api.models.names.groups()

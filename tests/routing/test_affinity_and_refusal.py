@@ -74,7 +74,7 @@ def test_a_conversation_stays_on_the_copy_of_its_first_turn(node_factory: Any, t
 
     def hold() -> None:
         try:
-            httpx.post(node.url + "/v1/chat/completions", timeout=3, trust_env=False,
+            httpx.post(node.url + "/v1/chat/completions", timeout=15, trust_env=False,
                        json={"model": MODEL, "messages": [{"role": "user", "content": "other"}]})
         except httpx.TimeoutException:
             pass  # the caller gives up: the node lets go of the engine

@@ -76,6 +76,18 @@ class ModelsApi:
                 row["copies"].append(_copy_row(self.node, upstream, entry.name))
         return [rows[k] for k in sorted(rows)]
 
+    def copies_like(self, name: str) -> list[CopyRow]:
+        """The LAN copies (engines, peers) of the model ``name`` is: by the names the user linked, else by a
+        name that looks like the same model (``models suggest``'s key). What a bigger rented copy adds to."""
+        key = model_key(name)
+        wanted = {canonical_model(n) for n in self.names.group_of(name)}
+        found: list[CopyRow] = []
+        for row in self.models():
+            names = row["names"]
+            if wanted & {canonical_model(n) for n in names} or (key and any(model_key(n) == key for n in names)):
+                found.extend(c for c in row["copies"] if c["kind"] != "rented")
+        return found
+
     def _changed(self) -> None:
         self.node.bus.publish(NodeChanged(node=self.node.name, reason="model names changed"))
 

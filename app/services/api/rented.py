@@ -9,10 +9,13 @@ import builtins
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from app.services.api.models import ModelsApi
 from app.services.api.rows import RentedActionRow, RentedRow
 from app.services.errors import ConfigError, FeatureMissing, RefusedError
 from app.services.rented.caps import resume_refusal
 from app.services.rented.provider import Action, Provider, run_action
+from app.services.routing.names import MAX_GROUP
+from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
     from app.services.hf.jobs_ops import HfJobs
@@ -42,6 +45,20 @@ def with_actions(row: RentedRow, provider: Provider) -> RentedActionRow:
             "resumable": Action.RESUME in allowed, "stoppable": Action.STOP in allowed,
             "state_now": state.state.value, "actions": sorted(a.value for a in allowed),
             "capabilities": sorted(a.value for a in provider.capabilities)}
+
+
+def _same_as(params: dict[str, Any]) -> list[str]:
+    """The local names a created copy is one model with (``--same-as``), checked before anything is rented."""
+    given = params.get("same_as") or []
+    if isinstance(given, str):
+        given = [given]
+    if not isinstance(given, list) or not all(isinstance(n, str) and n.strip() for n in given):
+        raise ConfigError("'same_as' must be a list of model names")
+    model = params.get("model")
+    names = [n.strip() for n in given if canonical_model(n.strip()) != canonical_model(str(model or ""))]
+    if len(names) > MAX_GROUP - 1:
+        raise ConfigError(f"a model may have at most {MAX_GROUP} names")
+    return list(dict.fromkeys(names))
 
 
 class RentedApi:
@@ -164,11 +181,25 @@ class RentedApi:
     # -- on Hugging Face: endpoints --------------------------------------------------------------------------
 
     async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
-        """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet)."""
-        return await self._ops().plan(params)
+        """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet), and
+        the names the new copy will be linked with (``same_as``: the user's word that they are one model)."""
+        same_as = _same_as(params)
+        plan = await self._ops().plan(params)
+        return {**plan, "same_as": same_as}
 
     async def create(self, params: dict[str, Any]) -> RentedRow:
-        return await self._ops().create(params)
+        same_as = _same_as(params)
+        row = await self._ops().create(params)
+        if same_as:
+            # After the create, so a refused create links nothing; a link that cannot be saved says so and
+            # leaves the new node attached and managed (it pauses when idle like any other).
+            try:
+                ModelsApi(self.node).same([*same_as, str(params["model"])])
+            except ConfigError as exc:
+                raise ConfigError(f"rented node {row['name']} was created and attached, but its names could not be "
+                                  f"linked ({exc.message}): run 'pairwise models same {' '.join(same_as)} "
+                                  f"{params['model']}'") from exc
+        return row
 
     async def pause(self, name: str) -> RentedActionRow:
         return await self._acted(name, "pause")

@@ -70,6 +70,7 @@ class RentedFact(TypedDict):
     cold_start_s: float
     warning: str | None
     simulated: bool
+    windows: dict[str, int]  # each served name's context window, where known (peers' fit decisions)
 
 
 class WindowExtras(TypedDict, total=False):

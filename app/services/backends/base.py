@@ -180,6 +180,10 @@ class Upstream(ABC):
         entry = self.entry_for(canonical)
         return context_length_of(entry.details) if entry is not None else None
 
+    async def count_tokens(self, model: str, text: str) -> int | None:
+        """The engine's own count of ``text``'s tokens (its tokenizer endpoint), or None where it has none."""
+        return None
+
     def ineligible_reason(self) -> str | None:
         """Why this upstream may not serve now, or None."""
         return None

@@ -13,6 +13,7 @@ from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamReq
 from app.services.backends.engine_facts import Shows, add_engine_facts
 from app.services.backends.http_open import error_text
 from app.services.backends.stream_client import StreamClient
+from app.services.backends.tokenize import Tokenizer
 from app.services.backends.windows import (
     context_length_of,
     llama_props_window,
@@ -55,6 +56,7 @@ class EngineUpstream(Upstream):
         # What /api/show said of each model (it does not change while the name stays): (num_ctx, trained).
         self._shown: dict[str, tuple[int | None, int | None]] = {}
         self._has_props: bool | None = None  # llama.cpp's /props: None until asked once
+        self._tokenizer = Tokenizer(self._client, decl.url, self._headers)
 
     @property
     def name(self) -> str:
@@ -133,6 +135,10 @@ class EngineUpstream(Upstream):
         except (httpx.HTTPError, ValueError):
             return None
         return answer if isinstance(answer, dict) else None
+
+    async def count_tokens(self, model: str, text: str) -> int | None:
+        """llama.cpp's, vLLM's or llama-cpp-python's tokenizer endpoint (Ollama has none)."""
+        return None if self.decl.api == "ollama" else await self._tokenizer.count(model, text)
 
     async def open(self, request: UpstreamRequest) -> Opened:
         url = self.decl.url + PATHS[self.decl.api][request.operation]

@@ -27,6 +27,7 @@ MAX_ENGINES = 32
 MAX_SHARED_NODES = 16
 MAX_CAPACITY = 256  # a peer's claimed slots: beyond this a claim only buys it more of our traffic
 MAX_DETAIL_TEXT = 200
+MAX_WINDOW = 1 << 22  # tokens: above any engine's window, so a bigger claim is noise
 # The engine's own /api/show answer a peer relays (backends/engine_facts.py): its template and
 # parameters are longer than a name, so they get their own bounds (text, keys, depth).
 MAX_SHOW_TEXT = 16_384
@@ -190,4 +191,15 @@ def shared_node(fact: Mapping[str, Any], *, sponsor: str, sponsor_id: str,
     out.update(id=node_id, name=node_name, kind="rented", off_lan=True, models=_names(fact.get("models")),
                sponsor=sponsor, sponsor_id=sponsor_id, policy=policy(node_id),
                sponsor_policy=name(fact.get("policy"), 32))
+    out["windows"] = _windows(fact.get("windows"), out["models"])
     return out
+
+
+def _windows(given: object, models: list[str]) -> dict[str, int]:
+    """The windows a peer claims for its rented node's models: only for the models it listed for that
+    node (its claim covers its own copy), each a whole number of tokens up to ``MAX_WINDOW``."""
+    if not isinstance(given, dict):
+        return {}
+    listed = set(models)
+    return {model: value for model, value in list(given.items())[:MAX_MODELS]
+            if model in listed and isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_WINDOW}

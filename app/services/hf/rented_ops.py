@@ -30,6 +30,7 @@ from app.services.hf.records import EndpointRecord, EndpointRecords
 from app.services.hf.service import HfService
 from app.services.hf.tokens import CALL, MANAGE
 from app.services.hf.watch import split_endpoint
+from app.services.hf.window_image import sized_image, window_param
 from app.services.rented.caps import minute_refusal
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
@@ -97,6 +98,8 @@ class HfRented:
         body = create_body(name=endpoint, repository=model, hardware=row, engine=engine,
                            task=str(params.get("task") or "text-generation"), revision=params.get("revision"),
                            scale_to_zero_timeout_min=timeout)
+        window = window_param(params.get("context_window"))
+        body["model"]["image"] = sized_image(body["model"]["image"], window)
         price = row.pricePerHour
         day, month = params.get("usd_per_day"), params.get("usd_per_month")
         refusal = minute_refusal(name, {"usd_per_day": day, "usd_per_month": month}, price, creating=True)
@@ -106,7 +109,7 @@ class HfRented:
             "name": name, "namespace": namespace, "endpoint": endpoint, "model": model, "engine": engine,
             "gpu": f"{row.instanceType} {row.instanceSize}", "accelerator": row.accelerator, "vendor": row.vendor,
             "region": row.region, "gpu_memory_gb": row.gpuMemoryGb, "price_per_hour": price, "type": body["type"],
-            "scale_to_zero_timeout_min": body["compute"]["scaling"]["scaleToZeroTimeout"],
+            "scale_to_zero_timeout_min": body["compute"]["scaling"]["scaleToZeroTimeout"], "context_window": window,
             "budget": {"usd_per_day": day, "usd_per_month": month, "hours_per_day": _hours(day, price),
                        "hours_per_month": _hours(month, price)},
             "body": body,
@@ -153,6 +156,8 @@ class HfRented:
                              if k in given}},
             "budget": {k: given[k] for k in ("usd_per_day", "usd_per_month") if k in given},
         }
+        if plan.get("context_window"):
+            decl["context_window"] = plan["context_window"]
         if "use" in given:
             decl["routing"] = {"use": given["use"]}
         if "cold_start_s" in given:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from app.services.rented.decl import LABEL
+from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
     # Type-only: the row types are a catalog in the base room, but importing the api package runs its __init__.
@@ -45,6 +46,8 @@ def shared_fact(node: RentedUpstream) -> RentedFact:
         "warning": node.warning,
         # The simulated Hugging Face labels its answers; what it serves is labelled wherever it shows.
         "simulated": node.simulated,
+        # Its window, so a peer routes only the requests it holds here (a peer's claim covers its own copies).
+        "windows": {n: w for n in node.served_names() if (w := node.window(canonical_model(n))) is not None},
     }
 
 

@@ -42,7 +42,11 @@ class PeerRentedView(Upstream):
         self.in_flight = 0
 
     def models(self) -> list[ModelEntry]:
-        return [ModelEntry(str(m), {"owned_by": str(self.fact.get("provider"))}) for m in self.fact.get("models") or []]
+        windows = self.fact.get("windows")
+        windows = windows if isinstance(windows, Mapping) else {}
+        return [ModelEntry(str(m), {"owned_by": str(self.fact.get("provider")),
+                                    **({"context_length": windows[m]} if windows.get(m) else {})})
+                for m in self.fact.get("models") or []]
 
     def api_for(self, client_api: Api) -> Api:
         return client_api

@@ -6,14 +6,21 @@ framing per message, tools as their JSON, an image as a fixed allowance, plus th
 asks for (``max_tokens``, ``max_completion_tokens``, Ollama's ``num_predict``), up to ``ANSWER_ROOM``. A copy whose window is
 unknown stays a candidate: if it refuses the request as too long before its first byte, the request
 moves to the next copy (``is_too_long`` knows the engines' wordings).
+
+Near a window's edge (the estimate over the window, but by less than ``EDGE`` times) the estimate may
+be what stands between a request and a copy that holds it, so the engine's own tokenizer is asked where
+it has one (``backends/tokenize.py``, bounded in time): the text's exact count, plus the same framing
+and image allowances and ``TEMPLATE_ROOM`` for the chat template, decides for that copy (``exact_sizes``).
+Without an answer the estimate decides.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.services.backends.base import Upstream
@@ -26,6 +33,10 @@ PER_IMAGE = 768  # what vision models commonly spend on one image tile set
 # engine whose window ends first stops the answer there (llama.cpp, Ollama; vLLM refuses, and the request
 # moves on). Routing a short prompt to a rented GPU for the sake of such a cap would cost money for nothing.
 ANSWER_ROOM = 512
+EDGE = 2.0  # English runs near 4-6 bytes a token, so an estimate this far over a window may still fit
+# A tokenizer counts the text, not the chat template around it (role markers, a default system prompt:
+# SmolLM2's adds about 25 tokens): this much is kept for it on top of an exact count.
+TEMPLATE_ROOM = 64
 WINDOW_STEP = 1024  # a num_ctx asked of Ollama is rounded up to this, so close sizes share one load
 
 # How engines refuse a prompt longer than their window, before the first byte.
@@ -48,6 +59,7 @@ class RequestSize:
     prompt: int  # estimated prompt tokens
     answer: int  # tokens the request asks for (0: it names no limit)
     num_ctx: int | None = None  # Ollama's options.num_ctx: the window the caller asks an Ollama engine for
+    counted: bool = False  # the prompt's tokens as the engine's tokenizer counted them, not estimated
 
     @property
     def room(self) -> int:
@@ -157,3 +169,58 @@ def holds(upstream: Upstream, canonical: str, size: RequestSize) -> tuple[bool, 
 def is_too_long(status: int, text: str) -> bool:
     """An engine's refusal of a request longer than its window (so another copy may still hold it)."""
     return status in (400, 413, 422, 500) and bool(TOO_LONG.search(text))
+
+
+def prompt_text(body: dict[str, Any]) -> tuple[str, int]:
+    """The request's text as one string for a tokenizer, and the tokens ``estimate`` adds beside the text
+    (framing per message, images), so an exact count replaces only the part that was estimated."""
+    texts: list[str] = []
+    extra = 3
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            texts.append(str(message))
+            continue
+        extra += PER_MESSAGE + PER_IMAGE * len(message.get("images") or [])
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
+                extra += PER_IMAGE
+            elif isinstance(part, dict):
+                texts.append(str(part.get("text") or part.get("input_text") or ""))
+        for key in ("tool_calls", "thinking", "reasoning_content"):
+            if message.get(key):
+                value = message[key]
+                texts.append(value if isinstance(value, str) else json.dumps(value, default=str))
+    for key in ("prompt", "system", "suffix", "input"):
+        value = body.get(key)
+        if isinstance(value, str):
+            texts.append(value)
+        elif value is not None:
+            texts.append(json.dumps(value, default=str))
+    if isinstance(body.get("images"), list):
+        extra += PER_IMAGE * len(body["images"])
+    if body.get("tools"):
+        texts.append(json.dumps(body["tools"], default=str))
+    return "\n".join(texts), extra
+
+
+def near_edge(upstream: Upstream, canonical: str, size: RequestSize) -> bool:
+    """The estimate says the copy cannot hold the request, but an exact count might say it can."""
+    window = window_for(upstream, canonical, size)
+    return window is not None and window < size.total <= window * EDGE
+
+
+async def exact_sizes(upstreams: list[Upstream], canonical: str, size: RequestSize,
+                      body: dict[str, Any]) -> dict[str, RequestSize]:
+    """For each copy near its window's edge whose engine counts tokens: the request's size by that count."""
+    near = [u for u in upstreams if u.upstream_model(canonical) is not None and near_edge(u, canonical, size)]
+    if not near:
+        return {}
+    text, extra = prompt_text(body)
+    counts = await asyncio.gather(*(u.count_tokens(str(u.upstream_model(canonical)), text) for u in near))
+    return {u.key: replace(size, prompt=count + extra + TEMPLATE_ROOM, counted=True) for u, count in zip(near, counts, strict=True)
+            if count is not None}

@@ -18,6 +18,7 @@ A conversation's next turn goes first to the copy that served its last one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ class Plan:
     size: RequestSize | None = None
     too_small: list[tuple[str, int, str]] = field(default_factory=list)  # (copy, its window, its kind)
     windows: dict[str, int | None] = field(default_factory=dict)  # upstream key -> window, of the candidates
+    counted: dict[str, int] = field(default_factory=dict)  # upstream key -> the request's size by its tokenizer
     affine: str | None = None  # the upstream key the conversation was moved to, if it was
 
     def too_small_text(self, requested: str) -> str:
@@ -68,7 +70,8 @@ def is_busy(upstream: Upstream) -> bool:
 
 
 def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, size: RequestSize | None = None,
-               affine: str | None = None) -> Plan:
+               affine: str | None = None, exact: Mapping[str, RequestSize] | None = None) -> Plan:
+    """``exact``: the request's size on a copy whose engine counted its tokens (``fit.exact_sizes``)."""
     plan = Plan(model, size=size)
     lan: list[Upstream] = []
     rented: list[Upstream] = []
@@ -80,7 +83,10 @@ def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, siz
             plan.refused.append((upstream.display_name(), reason))
             continue
         if size is not None:
-            fits, window = holds(upstream, model, size)
+            counted = (exact or {}).get(upstream.key)
+            fits, window = holds(upstream, model, counted or size)
+            if counted is not None:
+                plan.counted[upstream.key] = counted.total
             if not fits and window is not None:
                 plan.too_small.append((upstream.display_name(), window, upstream.kind))
                 continue

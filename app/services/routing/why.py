@@ -20,6 +20,7 @@ class Plan(Protocol):
     size: RequestSize | None
     too_small: list[tuple[str, int, str]]
     windows: dict[str, int | None]
+    counted: dict[str, int]
     affine: str | None
 
 MAX_ROUTE = 600
@@ -38,6 +39,8 @@ def explain(plan: Plan, chosen: Upstream, failures: list[str]) -> str:
         if plan.size.room:
             fit += f" ({plan.size.prompt} prompt + {plan.size.room} for the answer)"
         fit += f", {name} {window_text(window)}"
+        if chosen.key in plan.counted:
+            fit += f" (its tokenizer counts {plan.counted[chosen.key]})"
         if plan.too_small:
             fit += "; too small: " + ", ".join(f"{n} (window {w})" for n, w, _ in plan.too_small)
         parts.append(fit)

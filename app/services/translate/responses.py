@@ -41,6 +41,7 @@ class StreamTranslator:
     def __init__(self) -> None:
         self.usage = Usage()
         self.finished_cleanly = False
+        self.context: Any = None  # an Ollama generate answer's context (its next turn sends it back)
         self._splitter = LineBuffer()
 
     def feed(self, chunk: bytes) -> bytes:
@@ -118,6 +119,7 @@ class PassThrough(StreamTranslator):
             if obj.get("done"):
                 self.finished_cleanly = True
                 self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
+                self.context = obj.get("context")
 
 
 def _is_usage_chunk(line: bytes) -> bool:

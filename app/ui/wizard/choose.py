@@ -25,6 +25,7 @@ from app.services.api.hf import CatalogRow, HardwareOffer
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling
+from app.ui.wizard.context import ContextChoice
 from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
 from app.ui.wizard.state import state_of
 from app.ui.wizard.window import WINDOW, KindChoice, flavor_of, flavor_row, window_preview
@@ -158,6 +159,8 @@ class GpuPage(QWizardPage):
         self.status.setWordWrap(True)
         self.kind = KindChoice()
         layout.addWidget(self.kind)
+        self.context = ContextChoice()
+        layout.addWidget(self.context)
         self.suggestion = QLabel("")
         self.suggestion.setObjectName("gpuSuggestion")
         self.suggestion.setWordWrap(True)
@@ -172,6 +175,7 @@ class GpuPage(QWizardPage):
         self.namespace.currentTextChanged.connect(lambda _t: self.load())
         self.kind.group.buttonToggled.connect(lambda _b, on: self.load() if on else None)
         self.kind.changed.connect(self.update_preview)
+        self.context.changed.connect(self._window_changed)
         self.loads = 0
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
@@ -183,7 +187,17 @@ class GpuPage(QWizardPage):
         self.namespace.blockSignals(False)
         self.namespace.setVisible(len(names) > 1)
         self.namespace_label.setVisible(len(names) > 1)
+        model = wizard.choice.model or ""
+        self.context.blockSignals(True)
+        self.context.show_copies(model, self.facade.model_copies_like(model) if model else [])
+        self.context.blockSignals(False)
         self.load()
+
+    def _window_changed(self) -> None:
+        """A bigger window needs more GPU memory (its KV cache): which GPUs fit, and the suggestion, follow."""
+        self.fill(self.rows)
+        if self.rows:
+            self.suggest()
 
     def load(self) -> None:
         namespace = self.namespace.currentText() or None
@@ -196,6 +210,7 @@ class GpuPage(QWizardPage):
             else:
                 rows = [r for r in await self.facade.hf_hardware(namespace) if r.get("accelerator") == "gpu"]
             rows.sort(key=lambda r: (r.get("unavailable_reason") is not None, r.get("pricePerHour") or 1e9))
+            self.context.setVisible(self.kind.kind != WINDOW)  # a batch window serves its model's own window
             self.fill(rows)
             usable = sum(1 for r in rows if not r.get("unavailable_reason"))
             self.status.setText(f"{usable} of {glossary.plural(len(rows), 'GPU')} can be rented now.")
@@ -204,14 +219,17 @@ class GpuPage(QWizardPage):
 
         self.tasks.spawn(run(), name="hardware", on_error=lambda t, m: self.status.setText(f"{t}: {m}"))
 
+    def context_window(self) -> int | None:
+        return None if self.kind.kind == WINDOW else self.context.tokens()
+
     def need_gb(self) -> float | None:
         wizard = state_of(self)
         model = wizard.choice.model if wizard is not None else None
-        return memory_needed_gb(model) if model else None
+        return memory_needed_gb(model, self.context_window()) if model else None
 
     def suggest(self) -> None:
-        """Preselect the cheapest GPU that fits the model, and say why."""
-        index, why = cheapest_fit(self.rows, self.need_gb())
+        """Preselect the cheapest GPU that fits the model (and the window's KV cache), and say why."""
+        index, why = cheapest_fit(self.rows, self.need_gb(), self.context_window())
         self.suggestion.setText(why)
         if index is not None:
             self.table.selectRow(index)
@@ -265,4 +283,6 @@ class GpuPage(QWizardPage):
         wizard.choice.hardware = self.selected()
         wizard.choice.namespace = self.namespace.currentText() or None
         wizard.choice.window = self.kind.window_text() if self.kind.kind == WINDOW else None
+        wizard.choice.context_window = self.context_window()
+        wizard.choice.same_as = [] if self.kind.kind == WINDOW else self.context.same_as()
         return True

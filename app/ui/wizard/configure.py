@@ -172,6 +172,7 @@ class SettingsPage(AsyncPage):
             "idle_pause_min": self.idle.value() or None, "usd_per_day": self.day.value() or None,
             "usd_per_month": self.month.value() or None, "wake_on_request": self.wake.isChecked(),
             "pause_on_sponsor_exit": self.pause_on_exit.isChecked(),
+            "context_window": wizard.choice.context_window, "same_as": list(wizard.choice.same_as),
         }
 
     def busy_text(self) -> str:
@@ -242,6 +243,11 @@ class ConfirmPage(QWizardPage):
             "as a backstop if this machine is off.",
             f"The endpoint is {plan.get('type')} (never public): only your token can call it.",
         ]
+        if plan.get("context_window"):
+            lines.insert(1, f"Context window: <b>{plan['context_window']:,} tokens</b> a request.")
+        if plan.get("same_as"):
+            lines.insert(2, f"Linked as one model with {', '.join(plan['same_as'])}: requests their window cannot "
+                            "hold go to it.")
         self.summary.setText("<br><br>".join(lines))
         self.agree.setChecked(False)
 

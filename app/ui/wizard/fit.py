@@ -2,14 +2,16 @@
 
 The catalog gives a repository id and a task, not a size, so the size is read from the name the
 way people write it ("SmolLM2-1.7B", "Llama-3.1-70B", "135M") and the GPU memory it needs is
-estimated for 16-bit weights plus a fifth for the KV cache and the engine. It is a hint, said as
-one ("about"), never a refusal: a quantised model needs less, a long context more.
+estimated for 16-bit weights plus a fifth for the engine, and the KV cache of the context window
+asked for (``KV_GB_PER_B_PER_1K``). It is a hint, said as one ("about"), never a refusal: a quantised
+model needs less, a model without grouped-query attention more.
 """
 
 from __future__ import annotations
 
 import re
 
+from app.services.api import glossary
 from app.services.api.hf import CatalogRow, HardwareOffer
 
 EMBEDDING_TASKS = frozenset({"feature-extraction", "sentence-similarity", "sentence-embeddings", "embeddings"})
@@ -17,6 +19,9 @@ _EXPERTS = re.compile(r"(?<![a-z0-9.])(\d+)x(\d+(?:\.\d+)?)([bm])(?![a-z])", re.
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", re.IGNORECASE)
 BYTES_PER_PARAM = 2.0  # 16-bit weights, as the tested engines serve them by default
 OVERHEAD = 1.2
+# KV cache per 1,024 tokens of window per billion parameters: about 128 KB a token for an 8B model with
+# grouped-query attention (Llama 3, Qwen 2.5: 16-bit keys and values).
+KV_GB_PER_B_PER_1K = 0.016
 
 
 def is_embedding(model: CatalogRow) -> bool:
@@ -38,9 +43,13 @@ def parameters_b(repo_id: str) -> float | None:
     return found
 
 
-def memory_needed_gb(repo_id: str) -> float | None:
+def memory_needed_gb(repo_id: str, window: int | None = None) -> float | None:
+    """GPU memory for the weights, the engine and, given a window, its KV cache."""
     params = parameters_b(repo_id)
-    return None if params is None else round(params * BYTES_PER_PARAM * OVERHEAD, 1)
+    if params is None:
+        return None
+    cache = params * KV_GB_PER_B_PER_1K * window / 1024 if window else 0.0
+    return round(params * BYTES_PER_PARAM * OVERHEAD + cache, 1)
 
 
 def size_hint(model: CatalogRow) -> str:
@@ -59,7 +68,7 @@ def fits(row: HardwareOffer, need_gb: float | None) -> bool:
     return memory * (row["numAccelerators"] or 1) >= need_gb
 
 
-def cheapest_fit(rows: list[HardwareOffer], need_gb: float | None) -> tuple[int | None, str]:
+def cheapest_fit(rows: list[HardwareOffer], need_gb: float | None, window: int | None = None) -> tuple[int | None, str]:
     """Index of the cheapest GPU that can be rented now and fits, and why it was picked."""
     best: int | None = None
     for i, row in enumerate(rows):
@@ -75,5 +84,6 @@ def cheapest_fit(rows: list[HardwareOffer], need_gb: float | None) -> tuple[int 
     total = (row["gpuMemoryGb"] or 0.0) * (row["numAccelerators"] or 1)
     if need_gb is None:
         return best, "Suggested: the cheapest GPU you can rent now (the model's size is not stated)."
+    with_window = f" with a {window:,}-token window" if window else ""
     return best, (f"Suggested: the cheapest GPU with enough memory — {total:g} GB for a model that needs about "
-                  f"{max(need_gb, 1):g} GB.")
+                  f"{max(need_gb, 1):g} GB{with_window}, at {glossary.per_hour(row['pricePerHour'])}.")

@@ -34,6 +34,8 @@ class Choice:
     params: dict[str, Any] | None = None
     plan: dict[str, Any] | None = None
     window: str | None = None  # a batch window's length ("120m"); None for an endpoint
+    context_window: int | None = None  # the endpoint's context window in tokens; None: the engine's default
+    same_as: list[str] = field(default_factory=list)  # the LAN names the user agreed are this model
 
 
 @runtime_checkable
