@@ -16,7 +16,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── DatabaseUnwritable        jobs/store.py: state.db cannot be written (read-only home, full disk)
     │   ├── PortTaken                 a listener's address is held by another program (names it and the way on)
     │   └── BatchInvalid              batch/service.py: a batch or file the Batch API refuses (400)
-    ├── InvalidRequest                translate/validate.py: a request field of the wrong type (400)
+    ├── InvalidRequest                translate/checks.py: a request field of the wrong type or range (400)
     ├── Untranslatable                translate/refusal.py: a field that cannot cross to the upstream's API (400)
     ├── Unsupported                   translate/refusal.py: a Responses/Anthropic field that cannot be honoured (400)
     ├── BodyError                     frontdoor/body.py: a request body refused (413, 400), with its status

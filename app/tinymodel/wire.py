@@ -24,6 +24,8 @@ class TinyState:
     closing: asyncio.Event = field(default_factory=asyncio.Event)
 
     def record_inference(self, request: web.Request, body: dict[str, Any]) -> None:
+        if "X-Pairwise-Probe" in request.headers:
+            return  # the node's own look at what the engine does (an embeddings probe), not a caller's work
         self.inferences += 1  # unlike `requests`, model-list refreshes do not count
         self.last_headers = {k.lower(): v for k, v in request.headers.items()}
         self.last_body = body

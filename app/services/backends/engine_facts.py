@@ -51,11 +51,15 @@ def props_capabilities(props: dict[str, Any]) -> list[str]:
     return caps
 
 
+PROBE_HEADER = "X-Pairwise-Probe"
+
+
 async def answers_embeddings(client: httpx.AsyncClient, url: str, headers: dict[str, str], model: str) -> bool | None:
     """Whether an OpenAI-API engine embeds with this model; None when it could not be asked."""
     try:
-        response = await client.post(url + "/v1/embeddings", headers=headers, json={"model": model, "input": "probe"},
-                                     timeout=10.0)
+        # The header tells a test engine this is the node's own look, not a caller's work; engines ignore it.
+        response = await client.post(url + "/v1/embeddings", headers={**headers, PROBE_HEADER: "embeddings"},
+                                     json={"model": model, "input": "probe"}, timeout=10.0)
     except httpx.HTTPError:
         return None
     return response.status_code == 200

@@ -77,7 +77,7 @@ class PairingService:
         self.cluster_address = cluster_address
         self.port = pairing_port_for(cluster_port)
         self.host = PairingHost(identity, trust, host=bind_host, port=self.port, cluster_address=cluster_address,
-                                on_paired=self._paired)
+                                on_paired=self._paired, on_wrong_pin=self._wrong_pin)
         self.invite_state: InviteState | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._tombstone: _Tombstone | None = None
