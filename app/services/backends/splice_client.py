@@ -271,13 +271,16 @@ class SpliceClient:
         self._connect_timeout_s = connect_timeout_s
         self._pools: dict[tuple[str, str, int], _Pool] = {}
 
-    async def _connect(self, scheme: str, host: str, port: int, pool: _Pool) -> _Conn:
+    async def _connect(self, scheme: str, host: str, port: int, pool: _Pool, label: str) -> _Conn:
         loop = asyncio.get_running_loop()
         secure = scheme == "https"
-        async with asyncio.timeout(self._connect_timeout_s):
-            _, conn = await loop.create_connection(
-                lambda: _Conn(pool), host, port,
-                ssl=self._ssl if secure else None, server_hostname=host if secure else None)
+        try:
+            async with asyncio.timeout(self._connect_timeout_s):
+                _, conn = await loop.create_connection(
+                    lambda: _Conn(pool), host, port,
+                    ssl=self._ssl if secure else None, server_hostname=host if secure else None)
+        except TimeoutError as exc:  # the connect's own limit, not the first-byte budget
+            raise UpstreamError(f"{label} could not be reached: no connection within {self._connect_timeout_s:g} s") from exc
         return conn
 
     async def open(self, url: str, *, json_body: dict[str, Any], headers: dict[str, str],
@@ -301,15 +304,15 @@ class SpliceClient:
                     raw = b"".join([p async for p in _pieces(exchange)])
                     raise UpstreamError(f"{label} answered {head.status}: {error_text(raw)}", status=head.status)
                 first = await exchange.next_piece()
+        except TimeoutError as exc:  # first: a TimeoutError is an OSError
+            _drop(asked)
+            raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc
         except (OSError, ssl.SSLError) as exc:
             _drop(asked)
             raise UpstreamError(f"{label} could not be reached: {type(exc).__name__}: {exc}") from exc
         except UpstreamCut as exc:
             _drop(asked)
             raise UpstreamError(f"{label} could not be reached: {exc.message}") from exc
-        except TimeoutError as exc:
-            _drop(asked)
-            raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc
         except BaseException:
             _drop(asked)
             raise
@@ -336,7 +339,7 @@ class SpliceClient:
             conn = pool.take() if attempt == 0 else None
             reused = conn is not None
             if conn is None:
-                conn = await self._connect(scheme, host, port, pool)
+                conn = await self._connect(scheme, host, port, pool, label)
             exchange = Exchange(conn, label)
             asked[:] = [exchange]
             conn.exchange = exchange
