@@ -299,3 +299,20 @@ async def test_tls_is_verified_and_an_extra_ca_is_honoured(raw_server, self_sign
         assert await read_all(trusting, server.url) == (200, b"data: one\n\ndata: [DONE]\n\n")
     finally:
         await trusting.aclose()
+
+
+async def test_a_connection_paused_by_its_writer_at_the_end_is_kept_reading_for_the_next(raw_server) -> None:
+    server = await raw_server(answer_two_chunks)
+    client = SpliceClient(outbound_ssl_context())
+    try:
+        opened = await client.open(server.url, json_body={}, headers={}, first_byte_timeout_s=10, label="engine raw")
+        assert opened.splice is not None
+        sink = Collect()
+        opened.splice.push_to(sink)
+        assert await sink.done is None
+        opened.splice.pause_reading()  # what the caller side does once it has the whole answer
+        await opened.aclose()
+        assert await read_all(client, server.url, first=5.0) == (200, b"data: one\n\ndata: [DONE]\n\n")
+    finally:
+        await client.aclose()
+    assert server.connections == 1

@@ -183,6 +183,7 @@ class Exchange:
             self._timer = None
         self._sink = None
         if self.ended and self.error is None and self.reader.reusable and not self._pending:
+            self.resume_reading()  # a writer that paused it at the end must not hand the next one a paused connection
             self.conn.idle()
         else:
             self.ended = True
