@@ -32,7 +32,10 @@ from app.services.backends.http_open import FAILOVER_STATUSES, error_text
 from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 
 CONNECT_TIMEOUT_S = 10.0
-MAX_IDLE_PER_UPSTREAM = 64
+# Kept connections per engine (a burst of streams leaves as many idle; reconnecting them would cost
+# more than keeping them), and how long one is kept unused (as aiohttp's connector keeps its own).
+MAX_IDLE_PER_UPSTREAM = 512
+KEEP_IDLE_S = 15.0
 # Buffered (not yet pushed) body bytes above which the engine's connection stops being read.
 PULL_HIGH_WATER = 256 * 1024
 
@@ -199,6 +202,7 @@ class _Conn(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.exchange: Exchange | None = None
         self.closed = False
+        self.idle_since = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -234,6 +238,7 @@ class _Conn(asyncio.Protocol):
 
     def idle(self) -> None:
         self.exchange = None
+        self.idle_since = self.loop.time()
         self.pool.keep(self)
 
 
@@ -242,6 +247,8 @@ class _Pool:
         self.idle: deque[_Conn] = deque()
 
     def take(self) -> _Conn | None:
+        while self.idle and self.idle[0].loop.time() - self.idle[0].idle_since > KEEP_IDLE_S:
+            self.idle.popleft().close()  # the oldest first: unused too long
         while self.idle:
             conn = self.idle.pop()  # the most recently used: the least likely to have been closed
             if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
