@@ -96,6 +96,11 @@ class Environment:
         return (self.text("PAIRWISE_METRICS") or "").lower() in ("off", "0", "false", "no")
 
     @property
+    def splice_off(self) -> bool:
+        """PAIRWISE_SPLICE=off: pass-through streams take the aiohttp path like translated ones."""
+        return (self.text("PAIRWISE_SPLICE") or "").lower() in ("off", "0", "false", "no")
+
+    @property
     def mdns_off(self) -> bool:
         return (self.text("PAIRWISE_MDNS") or "").lower() in ("off", "0", "false", "no")
 

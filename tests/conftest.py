@@ -35,6 +35,15 @@ def _own_spend_accounts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     reread_environment()  # in-process nodes read the snapshot
 
 
+@pytest.fixture(scope="module", params=["splice", "aiohttp"])
+def data_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Which way the nodes a module starts write pass-through streams: the splice (the default) or
+    aiohttp's client and server (PAIRWISE_SPLICE=off). A fault test that asks for it runs on both."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PAIRWISE_SPLICE", "on" if request.param == "splice" else "off")
+        yield str(request.param)
+
+
 @pytest.fixture
 def tiny_factory() -> Iterator[type[TinyProc]]:
     started: list[TinyProc] = []

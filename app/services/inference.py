@@ -110,34 +110,34 @@ class StreamSession:
         except UpstreamCut as exc:
             if not translator.finished_cleanly:
                 self.state, self.error = "failed", exc.message
-                yield self._error_chunk(exc.message, mid_line)
+                yield self.error_chunk(exc.message, mid_line)
                 return
             # The final chunk was here before the connection broke (an engine that drops it instead of
             # ending the chunked body): the answer is whole, and what the translator holds is its end.
-            tail = self._finish_after_break(translator)
+            tail = self.finish_after_break(translator)
         except PairwiseError as exc:  # a line over the cap, an untranslatable answer, a stalled stream
             self.state, self.error = "failed", exc.message
-            yield self._error_chunk(exc.message, mid_line)
+            yield self.error_chunk(exc.message, mid_line)
             return
         except ValueError as exc:
             self.state, self.error = "failed", f"upstream stream broke: {type(exc).__name__}"
-            yield self._error_chunk("the upstream stream broke before it finished", mid_line)
+            yield self.error_chunk("the upstream stream broke before it finished", mid_line)
             return
         if tail:
             mid_line = not tail.endswith(b"\n")
             yield tail
         if not translator.finished_cleanly:
             self.state, self.error = "failed", "upstream stream ended without its final chunk"
-            yield self._error_chunk("the upstream stream ended before it finished", mid_line)
+            yield self.error_chunk("the upstream stream ended before it finished", mid_line)
 
     @staticmethod
-    def _finish_after_break(translator: StreamTranslator) -> bytes:
+    def finish_after_break(translator: StreamTranslator) -> bytes:
         try:
             return translator.finish()
         except PairwiseError:
             return b""  # what is left after the final chunk is not part of the answer
 
-    def _error_chunk(self, message: str, mid_line: bool) -> bytes:
+    def error_chunk(self, message: str, mid_line: bool) -> bytes:
         # The error goes on a line of its own, so the caller's line reader can parse it.
         body = json.dumps(error_body(self._client_api, message, status=502)).encode()
         line = b"data: " + body + b"\n\n" if self._client_api == "openai" else body + b"\n"

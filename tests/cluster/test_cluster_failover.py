@@ -61,7 +61,7 @@ def running_trio(root: Path, beta_env: dict[str, str]) -> Iterator[Trio]:
 
 
 @pytest.fixture(scope="module")
-def trio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
+def trio(tmp_path_factory: pytest.TempPathFactory, data_path: str) -> Iterator[Trio]:
     """Shared by the tests below that leave it as they found it (engines healthy, nothing in flight)."""
     with running_trio(tmp_path_factory.mktemp("trio"), FAST) as made:
         yield made
@@ -128,7 +128,7 @@ def refused_then_served(trio: Trio) -> None:
     assert trio.engine_c.stats()["requests"] >= 1
 
 
-def test_killed_owner_fails_over_and_shows_offline(tmp_path: Path) -> None:
+def test_killed_owner_fails_over_and_shows_offline(tmp_path: Path, data_path: str) -> None:
     # beta polls rarely here, so it still believes alpha is up when the request comes:
     # the relay itself must find alpha dead and fail over.
     with running_trio(tmp_path, {"PAIRWISE_PEER_POLL_S": "30"}) as trio:

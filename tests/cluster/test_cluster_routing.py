@@ -21,7 +21,7 @@ class Duo:
 
 
 @pytest.fixture(scope="module")
-def duo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Duo]:
+def duo(tmp_path_factory: pytest.TempPathFactory, data_path: str) -> Iterator[Duo]:
     """alpha serves only-a (an OpenAI engine) and both-m; beta serves only-b (an Ollama engine) and both-m.
 
     Shared by the tests of this module (starting two nodes costs seconds); each test

@@ -12,6 +12,8 @@ import pytest
 
 from tests.node.conftest import TwoEngines
 
+pytestmark = pytest.mark.usefixtures("data_path")  # each test on the splice and on aiohttp
+
 
 def oa_client(url: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)

@@ -10,6 +10,8 @@ import pytest
 
 from app.harness import NodeProc, TinyProc
 
+pytestmark = pytest.mark.usefixtures("data_path")  # each test on the splice and on aiohttp
+
 
 @pytest.fixture
 def engines(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> tuple[NodeProc, TinyProc, TinyProc]:

@@ -11,6 +11,8 @@ import pytest
 
 from app.harness import NodeProc, TinyProc, wait_until
 
+pytestmark = pytest.mark.usefixtures("data_path")  # each test on the splice and on aiohttp
+
 
 def closed_port_url() -> str:
     with socket.socket() as s:

@@ -15,9 +15,12 @@ import pytest
 from aiohttp import web
 
 from app.harness import NodeProc, TinyProc, wait_until
+from app.services.backends.splice_client import SpliceClient
 from app.services.backends.stream_client import StreamClient
 from app.services.errors import UpstreamTimeout
 from app.services.outbound import outbound_ssl_context
+
+pytestmark = pytest.mark.usefixtures("data_path")  # each test on the splice and on aiohttp
 
 
 @pytest.fixture
@@ -45,9 +48,11 @@ async def slow_server() -> AsyncIterator[tuple[str, asyncio.Event]]:
     await runner.cleanup()
 
 
-async def test_idle_timeout_is_separate_from_the_first_byte_budget(slow_server: tuple[str, asyncio.Event]) -> None:
+@pytest.mark.parametrize("client_type", [StreamClient, SpliceClient])
+async def test_idle_timeout_is_separate_from_the_first_byte_budget(slow_server: tuple[str, asyncio.Event],
+                                                                   client_type: type[StreamClient | SpliceClient]) -> None:
     url, _ = slow_server
-    client = StreamClient(outbound_ssl_context())
+    client = client_type(outbound_ssl_context())
     try:
         opened = await client.open(url, json_body={}, headers={}, first_byte_timeout_s=30, idle_timeout_s=1.0,
                                    label="engine slow")

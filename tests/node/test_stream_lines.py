@@ -23,7 +23,7 @@ class LongLines:
 
 
 @pytest.fixture(scope="module")
-def long_lines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LongLines]:
+def long_lines(tmp_path_factory: pytest.TempPathFactory, data_path: str) -> Iterator[LongLines]:
     root: Path = tmp_path_factory.mktemp("long-lines")
     procs: list[TinyProc | NodeProc] = []
     try:

@@ -25,7 +25,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("translate", ("app.services.translate",)),
     ("jobs", ("app.services.jobs",)),
     ("upstreams", ("app.services.backends", "app.services.routing")),
-    ("inference", ("app.services.inference", "app.services.translate.candidates")),
+    ("inference", ("app.services.inference", "app.services.spliced", "app.services.translate.candidates")),
     ("http", ("app.services.frontdoor.http", "app.services.frontdoor.body", "app.services.frontdoor.control")),
     ("keys-core", ("app.services.keys.store", "app.services.keys.auth", "app.services.keys.limit_text")),
     ("frontdoor", ("app.services.frontdoor",)),

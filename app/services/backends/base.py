@@ -17,9 +17,10 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from app.services.backends.windows import context_length_of
+from app.services.errors import UpstreamError
 from app.services.jobs.requester import Requester
 from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
@@ -56,9 +57,28 @@ class UpstreamRequest:
     job_id: str = ""
 
 
+class SpliceSink(Protocol):
+    """Where a spliced stream's body pieces go, called from the upstream connection's own callbacks."""
+
+    def piece(self, data: bytes) -> None: ...
+
+    def ended(self, error: UpstreamError | None) -> None: ...
+
+
+class Spliceable(Protocol):
+    """An opened answer that can push its body to a sink as it arrives (``splice_client.Exchange``)."""
+
+    def push_to(self, sink: SpliceSink) -> None: ...
+
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+
 @dataclass
 class Opened:
-    """An upstream response whose first chunk has arrived."""
+    """An upstream response whose first chunk has arrived. ``splice`` is set when the answer came on
+    the splice's own connection (``splice_client``): the writer may then take its body by push."""
 
     status: int
     content_type: str
@@ -69,6 +89,7 @@ class Opened:
     serving_node: str = ""
     serving_node_id: str = ""
     engine: str = ""
+    splice: Spliceable | None = None
 
     async def aclose(self) -> None:
         await self.closer()

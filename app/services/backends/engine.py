@@ -9,9 +9,11 @@ from typing import Any
 
 import httpx
 
+from app.environment import environment
 from app.services.backends.base import ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.engine_facts import Shows, add_engine_facts
 from app.services.backends.http_open import error_text
+from app.services.backends.splice_client import SpliceClient
 from app.services.backends.stream_client import StreamClient
 from app.services.backends.tokenize import Tokenizer
 from app.services.backends.windows import (
@@ -48,6 +50,8 @@ class EngineUpstream(Upstream):
         self._headers = {"authorization": f"Bearer {token}"} if token else {}
         self._client = make_client(extra_ca=extra_ca, read_timeout_s=10.0)  # model lists
         self._streams = StreamClient(outbound_ssl_context(extra_ca))  # inference (the data plane)
+        # Pass-through streams (same API both sides) on the splice's own connections; off: aiohttp's.
+        self._splice = None if environment().splice_off else SpliceClient(outbound_ssl_context(extra_ca))
         self._models: list[ModelEntry] = []
         self._shows: Shows = {}  # an Ollama engine's /api/show answers, by model and digest
         self._embeds: dict[str, bool] = {}  # whether an OpenAI-API engine embeds with each model
@@ -142,7 +146,9 @@ class EngineUpstream(Upstream):
 
     async def open(self, request: UpstreamRequest) -> Opened:
         url = self.decl.url + PATHS[self.decl.api][request.operation]
-        opened = await self._streams.open(
+        spliced = self._splice is not None and request.stream and request.api == request.client_api
+        client = self._splice if spliced and self._splice is not None else self._streams
+        opened = await client.open(
             url, json_body=request.body, headers=self._headers, first_byte_timeout_s=self.first_byte_timeout_s,
             idle_timeout_s=self.idle_timeout_s, label=f"engine {self.name}",
         )
@@ -164,6 +170,8 @@ class EngineUpstream(Upstream):
     async def aclose(self) -> None:
         await self._client.aclose()
         await self._streams.aclose()
+        if self._splice is not None:
+            await self._splice.aclose()
 
 
 def parse_model_list(api: Api, data: Any) -> list[ModelEntry]:

@@ -9,8 +9,14 @@ from typing import Any
 from aiohttp import web
 
 from app.services.frontdoor.body import BodyError, parse_json_object, read_body
-from app.services.inference import InferenceResult
+from app.services.inference import InferenceResult, StreamSession
+from app.services.spliced import splice, spliceable
 from app.services.translate.shapes import Api, error_body
+
+# The caller's write buffer above which the engine's connection is paused (the transport's own
+# high-water mark is 64 KiB), and the check while waiting for it to drain.
+BACKED_UP_BYTES = 64 * 1024
+DRAIN_CHECK_S = 0.005
 
 
 async def read_json_body(request: web.Request, api: Api, max_bytes: int) -> dict[str, Any] | web.Response:
@@ -35,13 +41,17 @@ async def write_result(request: web.Request, result: InferenceResult) -> web.Str
     if result.content_type == "text/event-stream":
         response.headers["Cache-Control"] = "no-cache"
     cancelled = True
+    upstream = spliceable(session)
     try:
         await response.prepare(request)
-        async for chunk in session.chunks():
-            await response.write(chunk)
-        # Everything was written: a caller that hangs up now (as soon as it read the last
-        # chunk) did not cancel anything.
-        cancelled = False
+        if upstream is not None and isinstance(session, StreamSession) and request.transport is not None:
+            cancelled = not await splice(session, upstream, _TransportOut(request.transport, response))
+        else:
+            async for chunk in session.chunks():
+                await response.write(chunk)
+            # Everything was written: a caller that hangs up now (as soon as it read the last
+            # chunk) did not cancel anything.
+            cancelled = False
         await response.write_eof()
     except (ConnectionResetError, ConnectionError):
         pass
@@ -49,3 +59,31 @@ async def write_result(request: web.Request, result: InferenceResult) -> web.Str
         # Closing here, whatever happened, closes the upstream request too.
         await asyncio.shield(session.close(cancelled=cancelled))
     return response
+
+
+class _TransportOut:
+    """The splice's writes, straight onto the caller's transport after aiohttp wrote the head: framed
+    as the response's own writer would (chunked, unless the caller spoke HTTP/1.0); the last chunk
+    is still aiohttp's ``write_eof``, so its keep-alive bookkeeping stays its own."""
+
+    def __init__(self, transport: asyncio.BaseTransport, response: web.StreamResponse) -> None:
+        self._transport: asyncio.WriteTransport = transport  # type: ignore[assignment]
+        self._chunked = response.headers.get("Transfer-Encoding", "").lower() == "chunked"
+
+    def write(self, data: bytes) -> None:
+        if self._chunked:
+            self._transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        else:
+            self._transport.write(data)
+
+    def closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def backed_up(self) -> bool:
+        return self._transport.get_write_buffer_size() > BACKED_UP_BYTES
+
+    async def drained(self) -> None:
+        # Only a caller slower than its engine gets here; aiohttp offers no public wait on its
+        # transport's buffer, so this looks again every few milliseconds until it has room.
+        while self.backed_up() and not self.closing():  # noqa: ASYNC110 - no event to wait on
+            await asyncio.sleep(DRAIN_CHECK_S)
