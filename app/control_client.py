@@ -102,7 +102,7 @@ def _named(kind: str) -> type[PairwiseError] | None:
 def _tree_modules() -> list[str]:
     """The modules the tree at the top of errors.py names ("jobs/store.py: ..."), as import paths."""
     found: list[str] = []
-    for path in re.findall(r"\b([a-z_]+(?:/[a-z_]+)*)\.py:", errors.__doc__ or ""):
+    for path in re.findall(r"\b([a-z0-9_]+(?:/[a-z0-9_]+)*)\.py:", errors.__doc__ or ""):
         dotted = path.replace("/", ".")
         for candidate in (f"app.services.{dotted}", f"app.{dotted}"):
             if importlib.util.find_spec(candidate) is not None:

@@ -38,7 +38,8 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── UpstreamCut               the upstream's connection broke mid-stream (after its first byte)
     │   ├── RequesterLimitError       a requester over its spend cap or rate on a rented node (429)
     │   ├── UpstreamRefused           a peer refused it by its policy (a budget cap reached...) (403)
-    │   └── LineTooLong               translate/lines.py: an upstream line over the cap
+    │   ├── LineTooLong               translate/lines.py: an upstream line over the cap
+    │   └── MalformedResponse         backends/h1_response.py: the upstream's bytes are not HTTP/1.1 (the splice)
     ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
     │   └── HfUnavailable               HfPermissionError and HfNotFound are HfErrors too)
     ├── NotSaved                      home.py: a change could not be written (disk full, read-only,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.services.errors import UpstreamError
+
 # A head larger than this is no engine's answer (aiohttp's own default limit is 8 KB a line).
 MAX_HEAD_BYTES = 64 * 1024
 # A chunk-size line (hex size and extensions) longer than this is malformed.
@@ -22,7 +24,7 @@ MAX_SIZE_LINE = 1024
 NO_BODY_STATUSES = frozenset({204, 304})
 
 
-class MalformedResponse(ValueError):
+class MalformedResponse(UpstreamError):
     """The upstream's bytes are not an HTTP/1.1 response."""
 
 
