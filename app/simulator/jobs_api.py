@@ -195,6 +195,11 @@ async def exposed_port(request: web.Request) -> web.StreamResponse:
         return hf_error(503, "Job is starting: the server is not ready yet")
     if job.stage in TERMINAL:
         return hf_error(404, f"Job is {job.stage.lower()}")
+    if state.settings.job_answer_delay_s and not request.match_info["tail"].startswith("v1/models"):
+        await asyncio.sleep(state.settings.job_answer_delay_s)
+        state.jobs.advance(job)
+        if job.stage in TERMINAL:
+            return hf_error(502, f"Job is {job.stage.lower()}: its server is gone")
     if job.tiny is None:
         job.tiny = await state.upstreams.start_tiny([job.served_model()])
     url = job.tiny.url + "/" + request.match_info["tail"]

@@ -28,6 +28,9 @@ class SimSettings:
     job_run_s: float | None = None
     # How long a running job's server loads its model before its exposed port answers (jobs_model.py).
     job_loading_s: float = 0.0
+    # How long a running job's server takes to answer anything but /v1/models (a slow model: an answer that
+    # takes minutes); a job ended meanwhile answers 502, as HF's proxy does when the server behind it is gone.
+    job_answer_delay_s: float = 0.0
     # Refuse any job spec that asks for a public port (tests prove Pairwise never does).
     refuse_public_ports: bool = False
     minute_s: float = 60.0

@@ -6,6 +6,8 @@ the local copy finishes; `batch plan` proposes a window whose cost is what HF bi
 from __future__ import annotations
 
 import json
+import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,31 @@ def job_usd(sim: SimulatorThread, job_id: str) -> float:
     return float(jobs[job_id]["usd"]) if job_id in jobs else 0.0
 
 
+class Timeline:
+    """What HF had billed for a job at each step of a test, and when: the failure message of a money bound."""
+
+    def __init__(self, sim: SimulatorThread, job_id: str) -> None:
+        self.sim, self.job_id, self.began = sim, job_id, time.monotonic()
+        self.steps: list[str] = []
+
+    def mark(self, what: str, **facts: object) -> float:
+        usd = job_usd(self.sim, self.job_id)
+        told = "".join(f" {k}={v}" for k, v in facts.items())
+        self.steps.append(f"{time.monotonic() - self.began:7.2f}s  HF billed ${usd:.4f}  {what}{told}")
+        return usd
+
+    def billed_at(self, wall: float, minute: float) -> float:
+        """What HF had billed for the job at Unix time ``wall`` (per started minute of its RUNNING stretch)."""
+        row = self.sim.control("GET", "/_sim/ledger")["jobs"][self.job_id]
+        start = next(s["start"] for s in row["stretches"] if s["state"] == "RUNNING")
+        at = wall - (time.time() - time.monotonic()) - self.sim.sim.state.origin  # on the ledger's clock
+        return max(0, math.floor((at - start) / minute) + 1) * row["price_per_hour"] / 60
+
+    def __str__(self) -> str:
+        row = self.sim.control("GET", "/_sim/ledger")["jobs"].get(self.job_id, {})
+        return "\n".join([*self.steps, f"HF's ledger: {row}"])
+
+
 def sponsor_with_local_copy(node_factory: Any, tiny_factory: Any, sim: SimulatorThread, minute: float, *,
                             delay: float, capacity: int) -> Any:
     tiny = tiny_factory("--model", MODEL, "--first-byte-delay-s", str(delay))
@@ -42,36 +69,64 @@ def sponsor_with_local_copy(node_factory: Any, tiny_factory: Any, sim: Simulator
     return sponsor
 
 
-def test_a_budget_stops_rented_use_and_the_local_copy_finishes(sim_factory: Any, node_factory: Any,
-                                                                tiny_factory: Any, tmp_path: Path) -> None:
+def budget_run(sim_factory: Any, node_factory: Any, tiny_factory: Any, tmp_path: Path, total: int,
+               **sim_settings: Any) -> int:
+    """A batch of ``total`` lines with a budget of 2.5 billed minutes, on a window and a local copy: it
+    leaves the window at its budget, HF bills within the budget and one minute during it, all lines end;
+    how many lines the window answered."""
     minute = 1.0
-    sim: SimulatorThread = sim_factory(minute_s=minute, **JOB_SIM)
+    sim: SimulatorThread = sim_factory(minute_s=minute, **JOB_SIM, **sim_settings)
     sponsor = sponsor_with_local_copy(node_factory, tiny_factory, sim, minute, delay=0.02, capacity=8)
     out = sponsor.cli("rented", "create", "win", "--provider", "huggingface-job", "--model", MODEL, "--gpu", "l4x1",
                       "--window", "2h", "--yes", "--json")
     window = json.loads(out.stdout)
     wait_show(sponsor, "win", "the window to serve", lambda r: r["state"] == "eligible", timeout=30)
-    before = job_usd(sim, window["hf_job"])
+    timeline = Timeline(sim, window["hf_job"])
+    timeline.mark("the window serves")
     budget = 2.5 * L4_PER_MIN
     client = client_of(sponsor)
-    total = 1500
     batch = upload_and_create(client, write_input(tmp_path, chat_lines(total, model=MODEL)),
                               metadata={"budget_usd": f"{budget:.6f}"})
+    timeline.mark("batch created")
+    started = wait_until(lambda: (b := client.batches.retrieve(batch.id)).model_extra["pairwise"]["rented_since"]
+                         and b, 60, "the batch to begin using the window", interval=0.05)
+    since = started.model_extra["pairwise"]["rented_since"]
+    timeline.mark("the batch began using the window (seen)", at=since)
+    # What HF had billed when the batch began (its cost counts from there), on HF's own clock, not when
+    # this poll saw it: the window billed before the batch (upload, validation) is not the batch's.
+    before = timeline.billed_at(since, minute)
     stopped = wait_until(lambda: (b := client.batches.retrieve(batch.id)).model_extra["pairwise"]["rented_stopped"]
                          and b, 60, "the batch to reach its budget", interval=0.05)
+    timeline.mark("the batch left the window", why=stopped.model_extra["pairwise"]["rented_stopped"])
     assert "budget reached" in stopped.model_extra["pairwise"]["rented_stopped"]
     # The batch was the window's only user: the window is stopped, so HF bills no more.
     wait_show(sponsor, "win", "the window to be stopped", lambda r: r["state"] == "ended", timeout=30)
+    timeline.mark("the window ended")
     done = wait_final(client, batch.id, timeout=240)
     assert done.status == "completed" and done.error_file_id is None
     assert sorted(line["custom_id"] for line in results(client, done.output_file_id)) == sorted(
         f"req-{i}" for i in range(total))
     copies = {row["copy"]: row["done"] for row in done.model_extra["pairwise"]["copies"]}
-    assert copies.get("win", 0) > 0 and copies.get("local", 0) > 0 and sum(copies.values()) == total
-    billed = job_usd(sim, window["hf_job"]) - before
-    assert billed <= budget + L4_PER_MIN + 1e-9, (billed, budget)
+    assert copies.get("local", 0) > 0 and sum(copies.values()) == total
     cost = float(done.metadata["cost_usd"])  # type: ignore[index]
-    assert budget <= cost <= budget + L4_PER_MIN + 1e-9
+    billed = timeline.mark("the batch completed", cost_usd=cost) - before
+    print(f"HF billed ${billed:.4f} during the batch (${before:.4f} before it)\n{timeline}")
+    assert billed <= budget + L4_PER_MIN + 1e-9, f"HF billed ${billed:.4f} during the batch\n{timeline}"
+    assert budget <= cost <= budget + L4_PER_MIN + 1e-9, f"the batch's cost ${cost:.4f}\n{timeline}"
+    return copies.get("win", 0)
+
+
+def test_a_budget_stops_rented_use_and_the_local_copy_finishes(sim_factory: Any, node_factory: Any,
+                                                                tiny_factory: Any, tmp_path: Path) -> None:
+    assert budget_run(sim_factory, node_factory, tiny_factory, tmp_path, 1500) > 0  # the window served lines
+
+
+def test_a_budget_stops_a_window_whose_answers_take_minutes(sim_factory: Any, node_factory: Any,
+                                                            tiny_factory: Any, tmp_path: Path) -> None:
+    """The window's answers take 4 billed minutes: no line ends before the budget is spent, so the budget
+    is checked on the money clock (each minute HF starts), not when a line ends. The lines the cancel cut
+    go to the local copy."""
+    budget_run(sim_factory, node_factory, tiny_factory, tmp_path, 300, job_answer_delay_s=4.0)
 
 
 def test_plan_proposes_the_window_run_rent_starts_and_hf_bills_its_cost(sim_factory: Any, node_factory: Any,

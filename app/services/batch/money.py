@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 from app.services.backends.base import Upstream
 from app.services.batch.shapes import duration_s
 from app.services.errors import ConfigError, PairwiseError
+from app.services.guard import guarded
+from app.services.hf.jobs_lifecycle import is_hf_job
 from app.services.jobs.records import Workload
-from app.services.rented.provider import Action, run_action
+from app.services.rented.provider import Action
 
 if TYPE_CHECKING:
     from app.services.batch.context import BatchBook, BatchNode
@@ -60,15 +62,21 @@ def parse_deadline(value: str | None, now: float) -> int | None:
     return int(when.timestamp())
 
 
+MONEY_POLL_S = 1.0  # a budget's clock looks at least this often (an endpoint's minutes, a per-token node's answers)
+
+
 class BatchMoney:
     def __init__(self, node: BatchNode, service: BatchBook) -> None:
         self.node, self.service = node, service
         self._pauses: set[asyncio.Task[None]] = set()
+        self._clocks: dict[str, asyncio.Task[None]] = {}  # batch id -> its budget's clock
 
     def _spent(self, name: str) -> float | None:
         manager = self.node.rented
         if manager is None or name not in manager.nodes:
             return None
+        if self.node.hf_jobs is not None and is_hf_job(manager.get(name)):
+            self.node.hf_jobs.lifecycle.charge_due(name)  # every minute HF has started by now, not by the last tick
         return manager.meter.spent(name, "month")
 
     def cost(self, batch_id: str, internal: dict[str, Any]) -> float:
@@ -95,7 +103,35 @@ class BatchMoney:
                 internal.setdefault("rented_baseline", {})[name] = spent
                 internal.setdefault("rented_since", {})[name] = time.time()
                 self.service.save_internal(batch_id, internal)
+        self._start_clock(batch_id, internal)
         return self._check(batch_id, internal)
+
+    def _start_clock(self, batch_id: str, internal: dict[str, Any]) -> None:
+        """A budget is checked on the money clock, not only when a line ends: at each minute a window starts
+        on HF's clock (the minute that reaches the budget is the one billed beyond it), so a slow or stalled
+        loop of lines cannot let the window bill on."""
+        if internal.get("budget_usd") is None or internal.get("rented_stopped") or batch_id in self._clocks:
+            return
+        task = asyncio.ensure_future(self._clock(batch_id))
+        self._clocks[batch_id] = task
+        task.add_done_callback(lambda _: self._clocks.pop(batch_id, None))
+
+    async def _clock(self, batch_id: str) -> None:
+        with guarded(f"batch {batch_id} budget", log):
+            while True:
+                internal = self.service.internal(batch_id)
+                if "rented_final" in internal or not self._check(batch_id, internal):
+                    return  # the batch ended, or left its rented copies
+                await asyncio.sleep(self._next_charge_in(internal))
+
+    def _next_charge_in(self, internal: dict[str, Any]) -> float:
+        soonest = MONEY_POLL_S
+        jobs = self.node.hf_jobs
+        for name in internal.get("rented_baseline") or {}:
+            due = jobs.lifecycle.next_charge_in(name) if jobs is not None else None
+            if due is not None:
+                soonest = min(soonest, due)
+        return soonest
 
     def served(self, batch_id: str, upstream: Upstream, job: Workload | None, seconds: float) -> None:
         if upstream.kind == "rented":
@@ -109,18 +145,17 @@ class BatchMoney:
         cost = self.cost(batch_id, internal)
         if cost < budget:
             return True
-        internal["rented_stopped"] = f"budget reached: ${cost:.2f} of ${budget:.2f}"
-        self.service.save_internal(batch_id, internal)
+        why = internal["rented_stopped"] = f"budget reached: ${cost:.2f} of ${budget:.2f}"
         run = self.service.runs.get(batch_id)
         for name, since in (internal.get("rented_since") or {}).items():
+            # The stop first: every moment before HF has it may start another billed minute.
+            if self._sole_user(batch_id, name, since):
+                self._spawn_pause(name, "budget", f"batch {batch_id}: {why}")
             if run is not None:
                 for upstream in run.uses("rented"):
                     if upstream.display_name() == name:
                         run.leave(upstream.key)
-            if self._sole_user(batch_id, name, since):
-                task = asyncio.ensure_future(self._pause(name))
-                self._pauses.add(task)
-                task.add_done_callback(self._pauses.discard)
+        self.service.save_internal(batch_id, internal)
         log.info("batch %s: %s; rented copies left", batch_id, internal["rented_stopped"])
         return False
 
@@ -134,18 +169,24 @@ class BatchMoney:
                 return False
         return True
 
-    async def _pause(self, name: str) -> None:
-        """Stop the billing of a rented node only this batch used: pause an endpoint, end a window."""
+    def _spawn_pause(self, name: str, cause: str, why: str) -> None:
+        task = asyncio.ensure_future(self._pause(name, cause, why))
+        self._pauses.add(task)
+        task.add_done_callback(self._pauses.discard)
+
+    async def _pause(self, name: str, cause: str, why: str) -> None:
+        """Stop the billing of a rented node only this batch used: pause an endpoint, end a window. A
+        window's cancel is sent now; one HF refuses stays owed, and its lifecycle asks again."""
         manager = self.node.rented
         try:
             if manager is None or name not in manager.nodes:
                 return
             node = manager.get(name)
             provider = manager.providers.of(node.decl.provider)
-            if Action.PAUSE in provider.capabilities and node.decl.lifecycle.managed:
-                await run_action(provider, Action.PAUSE, name)
-            elif Action.STOP in provider.capabilities:  # a fixed window: ended, never paused
-                await run_action(provider, Action.STOP, name)
+            if Action.PAUSE in provider.capabilities and not node.decl.lifecycle.managed:
+                return  # an endpoint Pairwise does not manage is never paused by it
+            if Action.PAUSE in provider.capabilities or Action.STOP in provider.capabilities:
+                await provider.stop_for_budget(name, cause, why)
         except PairwiseError as exc:
             log.warning("batch budget: could not stop rented node %s: %s", name, exc.message)
 
@@ -156,9 +197,10 @@ class BatchMoney:
         window = internal.get("rented_window")
         since = (internal.get("rented_since") or {}).get(window, time.time())
         if window and self._sole_user(batch_id, window, since):
-            task = asyncio.ensure_future(self._pause(window))
-            self._pauses.add(task)
-            task.add_done_callback(self._pauses.discard)
+            self._spawn_pause(window, "user", f"the batch {batch_id} it was rented for ended")
+        clock = self._clocks.pop(batch_id, None)
+        if clock is not None:
+            clock.cancel()
         final = {name: max(0.0, (self._spent(name) or baseline) - baseline)
                  for name, baseline in (internal.get("rented_baseline") or {}).items()}
         if final:

@@ -192,6 +192,7 @@ class BatchService:
             "eta_s": round(counts.pending / rate, 1) if rate > 0 and counts.pending else None,
             "cost_usd": round(cost, 4), "budget_usd": internal.get("budget_usd"),
             "deadline_at": internal.get("deadline_at"), "rented_stopped": internal.get("rented_stopped"),
+            "rented_since": min((internal.get("rented_since") or {}).values(), default=None),
             "copies": copies,
         }
         metadata = dict(record.get("metadata") or {})

@@ -110,6 +110,7 @@ class PairwiseProgress(TypedDict):
     budget_usd: float | None
     deadline_at: int | None
     rented_stopped: str | None  # why the batch stopped using rented copies, once it did
+    rented_since: float | None  # when (Unix seconds) the batch first used a rented copy: its cost counts from there
     copies: list[CopyRow]
 
 

@@ -115,12 +115,9 @@ class JobLifecycle(ControlLoop):
     def _sleep_s(self) -> float:
         now, soonest = self.clock(), (1.0 if self.watches else 30.0)
         for watch in self.watches.values():
-            record = self.records.get(watch.name)
-            if record is not None and record.started_at is not None and record.stage not in TERMINAL:
-                # The next minute boundary on HF's clock, when the next minute is charged.
-                elapsed = self.wall() - record.started_at
-                minute = self.tuning.billing_minute_s
-                soonest = min(soonest, minute - (elapsed % minute) + 0.001)
+            due = self.next_charge_in(watch.name)
+            if due is not None:
+                soonest = min(soonest, due)
             if not watch.busy():
                 soonest = min(soonest, watch.next_poll - now)
                 if watch.stop_reason:
@@ -288,6 +285,22 @@ class JobLifecycle(ControlLoop):
         """For the manager's ``account_keys``: a batch window's account (None: not a window Pairwise started)."""
         record = self.records.get(decl.name) if decl.provider == "huggingface-job" else None
         return self.account_of(record.namespace, decl.name) if record is not None else None
+
+    def next_charge_in(self, name: str) -> float | None:
+        """Seconds until the next minute of ``name``'s window starts on HF's clock (when it is charged);
+        None when the window does not bill."""
+        record = self.records.get(name)
+        if record is None or record.started_at is None or record.stage in TERMINAL:
+            return None
+        elapsed, minute = self.wall() - record.started_at, self.tuning.billing_minute_s
+        return minute - (elapsed % minute) + 0.001
+
+    def charge_due(self, name: str) -> None:
+        """Charge what ``name``'s window has billed by now on the money clock, whenever the loop last ran: a
+        budget read between two ticks (a loaded machine runs them late) sees every minute already started."""
+        record = self.records.get(name)
+        if record is not None:
+            self.charge(name, record)
 
     def charge(self, name: str, record: JobRecord) -> None:
         due = billed_minutes(record, self.wall(), self.tuning.billing_minute_s) - record.charged_minutes

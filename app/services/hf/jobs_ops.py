@@ -251,6 +251,11 @@ class HfJobs:
             await self.lifecycle.stop_now(node, "user", "stopped by the user")
         return self.manager.show(name)
 
+    async def stop_with_reason(self, name: str, reason: str, detail: str) -> None:
+        """Cancel the window now for ``reason`` (a batch's budget or end), told with ``detail``."""
+        node, _ = self._job_node(name)
+        await self.lifecycle.stop_now(node, reason, detail)
+
     def extend(self, name: str) -> None:
         self._job_node(name)
         raise RefusedError(f"refused to extend {name}: " + EXTEND_REFUSAL.format(name=name),

@@ -102,6 +102,10 @@ class JobProvider(BaseProvider):
     async def stop_for_exit(self, name: str) -> None:
         await self.ops.stop(name, on_exit=True)
 
+    async def stop_for_budget(self, name: str, cause: str, why: str) -> None:
+        # Sent now with its own reason; a cancel HF refuses stays owed and the lifecycle asks again.
+        await self.ops.stop_with_reason(name, cause, why)
+
 
 class RouterProvider(BaseProvider):
     """The router: billed per token of each answer, nothing to pause."""

@@ -62,6 +62,8 @@ class Provider(Protocol):
 
     async def stop_for_exit(self, name: str) -> None: ...
 
+    async def stop_for_budget(self, name: str, cause: str, why: str) -> None: ...
+
     def refusal(self, action: Action, name: str) -> RefusedError: ...
 
     async def poll(self, node: RentedUpstream) -> ProviderState: ...
@@ -108,6 +110,11 @@ class BaseProvider:
 
     async def stop_for_exit(self, name: str) -> None:
         """What pause on sponsor exit does: pause what can be paused, else stop it."""
+        await (self.pause(name) if Action.PAUSE in self.capabilities else self.stop(name))
+
+    async def stop_for_budget(self, name: str, cause: str, why: str) -> None:
+        """What a batch's budget (or its end) does to a rented node only it used: pause what can be
+        paused, else stop it. ``cause``/``why`` are for providers that record why (a window's cancel)."""
         await (self.pause(name) if Action.PAUSE in self.capabilities else self.stop(name))
 
     async def poll(self, node: RentedUpstream) -> ProviderState:
