@@ -96,7 +96,7 @@ async def capture_screen(path: Path, crop: tuple[int, int, int, int] | None = No
 # -- the Qt side ----------------------------------------------------------------------------------------------
 
 
-async def until(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:  # noqa: ASYNC109
+async def until(predicate: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:  # noqa: ASYNC109
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -165,7 +165,10 @@ async def run(out: Path) -> None:
         await settle()
         grab(wizard, out / "wizard-2-sign-in.png")
         wizard.next()
-        await until(lambda: wizard.model.loads >= 1, "the catalog")
+        try:
+            await until(lambda: wizard.model.loads >= 1, "the catalog")
+        except SystemExit as exc:
+            raise SystemExit(f"{exc} (the page says: {wizard.model.status.text()})") from None
         wizard.model.search.setText("smollm2")
         await until(lambda: wizard.model.loads >= 2, "the catalog search")
         rows = [wizard.model.results.item(i).text() for i in range(wizard.model.results.count())]
