@@ -273,14 +273,14 @@ def report(row: dict[str, Any], as_json: bool, *, detail: bool = False) -> int:
         print(f"warning: {row['name']} {row['warning']}")
     if detail:
         for key in ("provider", "url", "endpoint", "gpu", "price_per_hour", "shared", "policy", "cold_start_s",
-                    "hf_state", "hf_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
-                    "requesters", "cost", "hf_price_per_hour", "spend_account", "billed_by"):
+                    "provider_state", "provider_message", "has_credential", "last_error", "allow_models", "lifecycle", "budget",
+                    "requesters", "cost", "provider_price_per_hour", "spend_account", "billed_by"):
             print(f"{key:>16}: {row.get(key)}")
         if row.get("cap_note"):
             print(f"{'cap':>16}: {row['cap_note']}")
         if row.get("spend_problem"):
             print(f"{'spend account':>16}: {row['spend_problem']}; run 'pairwise spend repair'")
-        for key in ("hf_stage", "hf_job", "window_ends_at", "ended_by"):  # a batch window's
+        for key in ("window_stage", "window_job", "window_ends_at", "ended_by"):  # a batch window's
             if row.get(key) is not None:
                 print(f"{key:>16}: {row.get(key)}")
         for line in row.get("last_log_lines") or []:

@@ -156,7 +156,7 @@ def cmd_action(args: argparse.Namespace) -> int:
     if args.json:
         print_json(row)
         return 0
-    print(f"rented node {args.name}: {row.get('hf_state')} on Hugging Face ({row['state']})")
+    print(f"rented node {args.name}: {row.get('provider_state')} on Hugging Face ({row['state']})")
     return 0
 
 

@@ -100,7 +100,7 @@ def cmd_create_job(args: argparse.Namespace, ask: Any) -> int:
     if args.json:
         print_json(row)
     else:
-        print(f"rented node {row['name']}: job {row.get('hf_job')} {row.get('hf_stage')}; "
+        print(f"rented node {row['name']}: job {row.get('window_job')} {row.get('window_stage')}; "
               f"Hugging Face ends the window by {row.get('window_ends_at')}")
     return 0
 
@@ -124,7 +124,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
     if args.json:
         print_json(row)
         return 0
-    print(f"rented node {args.name}: batch window {row.get('hf_stage')} ({row['state']})")
+    print(f"rented node {args.name}: batch window {row.get('window_stage')} ({row['state']})")
     return 0
 
 

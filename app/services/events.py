@@ -375,17 +375,17 @@ class Woke(Event):
 
     kind: ClassVar[str] = "woke"
     node: str
-    hf_state: str | None
+    provider_state: str | None
 
     def summary(self) -> str:
-        return f"waking {self.node} ({self.hf_state})"
+        return f"waking {self.node} ({self.provider_state})"
 
 
 @dataclass(frozen=True)
 class RentedFailed(Event):
     kind: ClassVar[str] = "rented_failed"
     node: str
-    hf_state: str | None  # the provider's state or a job's stage (ERROR)
+    provider_state: str | None  # the provider's state or a job's stage (ERROR)
     message: str
     last_lines: list[str] = field(default_factory=list)  # a batch job's last log lines, when it has them
 
@@ -493,11 +493,11 @@ class CapEnforced(Event):
     kind: ClassVar[str] = "cap_enforced"
     node: str
     endpoint: str
-    hf_state: str
+    provider_state: str
     reason: str
 
     def summary(self) -> str:
-        return (f"{self.node}: {self.endpoint} was resumed outside Pairwise and is {self.hf_state} although "
+        return (f"{self.node}: {self.endpoint} was resumed outside Pairwise and is {self.provider_state} although "
                 f"{self.reason}; pausing it again")
 
 
@@ -518,7 +518,7 @@ class PauseOwed(Event):
     price_per_hour: float | None
     owed_since: float = 0.0
     billing_since: float | None = None
-    hf_state: str | None = None
+    provider_state: str | None = None
 
     def summary(self) -> str:
         cost = f" at ${self.price_per_hour:g}/h" if self.price_per_hour else ""

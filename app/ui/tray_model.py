@@ -46,7 +46,7 @@ def attention_reasons(rented: list[RentedActionRow]) -> list[str]:
         if glossary.unreachable(row):
             reasons.append(f"Can't reach Hugging Face — {name} may still be billing")
         elif row["state"] == "unhealthy":
-            reasons.append(f"{name} failed: {row['hf_message'] or row['reason'] or 'no details'}")
+            reasons.append(f"{name} failed: {row['provider_message'] or row['reason'] or 'no details'}")
         elif row["credential_error"]:
             reasons.append(f"{name}: token refused ({row['credential_error']})")
         elif row["state"] == "ineligible" and row["reason"] and glossary.budget_period(row) is None \

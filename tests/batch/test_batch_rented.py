@@ -81,7 +81,7 @@ def budget_run(sim_factory: Any, node_factory: Any, tiny_factory: Any, tmp_path:
                       "--window", "2h", "--yes", "--json")
     window = json.loads(out.stdout)
     wait_show(sponsor, "win", "the window to serve", lambda r: r["state"] == "eligible", timeout=30)
-    timeline = Timeline(sim, window["hf_job"])
+    timeline = Timeline(sim, window["window_job"])
     timeline.mark("the window serves")
     budget = 2.5 * L4_PER_MIN
     client = client_of(sponsor)
@@ -151,10 +151,10 @@ def test_plan_proposes_the_window_run_rent_starts_and_hf_bills_its_cost(sim_fact
     batch_id = started["batch"]["id"]
     ended = wait_show(sponsor, name, "HF to end the window at its timeout", lambda r: r["state"] == "ended",
                       timeout=90)
-    assert ended["hf_state"] == "TIMED_OUT"
+    assert ended["provider_state"] == "TIMED_OUT"
     used = {c["copy"]: c["done"] for c in client.batches.retrieve(batch_id).model_extra["pairwise"]["copies"]}
     assert used.get(name, 0) > 0 and used.get("local", 0) > 0  # the window served the batch beside the local copy
-    billed = job_usd(sim, ended["hf_job"])
+    billed = job_usd(sim, ended["window_job"])
     assert abs(billed - rent["window_cost_usd"]) <= rent["price_per_hour"] / 60 + 1e-9, (billed, rent)
     client.batches.cancel(batch_id)
     assert wait_final(client, batch_id).status == "cancelled"

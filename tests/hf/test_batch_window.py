@@ -29,14 +29,14 @@ def window_create(node: NodeProc, name: str, *flags: str, window: str) -> dict[s
 
 
 def job_ledger(sim: SimulatorThread, row: dict[str, Any]) -> dict[str, Any]:
-    return sim.control("GET", "/_sim/ledger")["jobs"][row["hf_job"]]  # type: ignore[no-any-return]
+    return sim.control("GET", "/_sim/ledger")["jobs"][row["window_job"]]  # type: ignore[no-any-return]
 
 
 def sim_job(sim: SimulatorThread, row: dict[str, Any]) -> dict[str, Any]:
     from tests.hf.support import hf_http
 
     with hf_http(sim) as http:
-        return http.get(f"/api/jobs/{row['hf_job']}").json()  # type: ignore[no-any-return]
+        return http.get(f"/api/jobs/{row['window_job']}").json()  # type: ignore[no-any-return]
 
 
 def streamed(node: NodeProc) -> str:
@@ -60,14 +60,14 @@ def test_a_window_serves_this_node_and_a_peer_then_hf_ends_it(sim_factory: Any, 
     assert sim.control("GET", "/_sim/ledger")["jobs"] == {}  # nothing ran on a "no"
 
     row = window_create(sponsor, "batch", "--share", window="40m")
-    assert row["provider"] == "huggingface-job" and row["hf_stage"] in ("SCHEDULING", "RUNNING")
+    assert row["provider"] == "huggingface-job" and row["window_stage"] in ("SCHEDULING", "RUNNING")
     assert row["window_ends_at"] and row["policy"] == "prefer" and row["state"] == "starting"
     job = sim_job(sim, row)
     assert job["expose"] == {"ports": [8000], "portsPublic": []}
     assert job["labels"]["pairwise-rented"] == "batch" and job["labels"]["pairwise-sponsor"]
     assert job["timeout"] == 40 * 60
 
-    wait_show(sponsor, "batch", "the model to answer", lambda r: r["state"] == "eligible" and r["hf_stage"] == "RUNNING")
+    wait_show(sponsor, "batch", "the model to answer", lambda r: r["state"] == "eligible" and r["window_stage"] == "RUNNING")
     assert streamed(sponsor)
     wait_until(lambda: any(n.get("name") == "batch" and n.get("eligible") for n in peer.cli_json("nodes")),
                what="the peer to see the shared window")
@@ -77,7 +77,7 @@ def test_a_window_serves_this_node_and_a_peer_then_hf_ends_it(sim_factory: Any, 
 
     ended = wait_show(sponsor, "batch", "HF to end the window at its timeout", lambda r: r["state"] == "ended",
                       timeout=30)
-    assert ended["hf_stage"] == "ERROR" and ended["hf_state"] == "TIMED_OUT"  # HF's word, and what it means
+    assert ended["window_stage"] == "ERROR" and ended["provider_state"] == "TIMED_OUT"  # HF's word, and what it means
     assert "timed out" in ended["reason"] and "time is up" in ended["reason"] and ended["last_log_lines"] == []
     ledger = job_ledger(sim, row)
     assert abs(ledger["usd"] - row["window_cost_usd"]) <= 0.81 / 60 + 1e-9  # within one minute of the preview

@@ -25,7 +25,7 @@ def test_a_window_refuses_pause_resume_and_delete_naming_the_way_on(sim_factory:
     sim: SimulatorThread = sim_factory(minute_s=0.5, **JOB_SIM)
     sponsor = start_sponsor(node_factory, sim, 0.5)
     row = window_create(sponsor, "batch", window="2h")
-    running = wait_show(sponsor, "batch", "the window to run", lambda r: r["hf_stage"] == "RUNNING")
+    running = wait_show(sponsor, "batch", "the window to run", lambda r: r["window_stage"] == "RUNNING")
     assert (running["pausable"], running["resumable"], running["stoppable"], running["billing"]) == (
         False, False, True, True)
 
@@ -41,7 +41,7 @@ def test_a_window_refuses_pause_resume_and_delete_naming_the_way_on(sim_factory:
     assert job["status"]["stage"] == "RUNNING", "a refused action changes nothing on Hugging Face"
 
     sponsor.cli("rented", "stop", "batch")
-    ended = wait_show(sponsor, "batch", "the window to end", lambda r: r["hf_stage"] == "CANCELED")
+    ended = wait_show(sponsor, "batch", "the window to end", lambda r: r["window_stage"] == "CANCELED")
     assert (ended["stoppable"], ended["billing"], ended["pausable"], ended["resumable"]) == (False, False, False, False)
     assert sim_job(sim, row)["status"]["stage"] == "CANCELED"
     assert "cannot be resumed" in refused(sponsor, "resume", "batch")

@@ -58,7 +58,7 @@ def test_a_budget_cap_reached_during_the_window_cancels_it(sim_factory: Any, nod
     cap = 0.05  # less than 4 minutes at $0.81/h
     sponsor.cli("rented", "set", "batch", "--budget-usd-per-day", str(cap))
     spent_at_set = show(sponsor, "batch")["cost"]["day_usd"]
-    ended = wait_show(sponsor, "batch", "the cap to cancel it", lambda r: r["hf_stage"] == "CANCELED", timeout=60)
+    ended = wait_show(sponsor, "batch", "the cap to cancel it", lambda r: r["window_stage"] == "CANCELED", timeout=60)
     assert "budget reached" in ended["ended_by"] and ended["state"] == "ineligible"  # the cap's reason shows
     assert job_ledger(sim, row)["usd"] <= max(cap, spent_at_set) + ONE_MINUTE
     # Announced as what it is: cancelled on HF, never "paused".
@@ -109,8 +109,8 @@ def test_sigkill_then_restart_cancels_by_label_and_charges_orphans(sim_factory: 
     ended = wait_show(sponsor, "batch", "the end read", lambda r: r["state"] == "ended")
     assert "left running while the sponsor was down" in ended["ended_by"]
     ledger = sim.control("GET", "/_sim/ledger")["jobs"]
-    billed = ledger[row["hf_job"]]["usd"] + ledger[f"demo-user/{orphan['id']}"]["usd"]
-    assert ledger[row["hf_job"]]["usd"] <= 5 + ONE_MINUTE
+    billed = ledger[row["window_job"]]["usd"] + ledger[f"demo-user/{orphan['id']}"]["usd"]
+    assert ledger[row["window_job"]]["usd"] <= 5 + ONE_MINUTE
     # The day's spend holds both jobs' minutes: the window's and the orphan's (same rented node).
     charged = wait_show(sponsor, "batch", "both charged", lambda r: r["cost"]["day_usd"] >= billed - 2 * ONE_MINUTE)
     assert charged["cost"]["day_usd"] <= billed + 2 * ONE_MINUTE
@@ -123,13 +123,13 @@ def test_a_job_that_errors_while_loading_shows_hf_message_and_last_lines(sim_fac
     sponsor = start_sponsor(node_factory, sim, MINUTE_S)
     window_create(sponsor, "batch", window="1h")
     failed = wait_show(sponsor, "batch", "the load error", lambda r: r["state"] == "unhealthy" and r["last_log_lines"])
-    assert failed["hf_stage"] == "ERROR" and "CUDA out of memory loading weights" in failed["reason"]
+    assert failed["window_stage"] == "ERROR" and "CUDA out of memory loading weights" in failed["reason"]
     assert any("RuntimeError: CUDA out of memory" in line for line in failed["last_log_lines"])
     logs = sponsor.cli("rented", "logs", "batch").stdout
     assert "Loading model " + MODEL in logs and "RuntimeError: CUDA out of memory loading weights" in logs
     detail = sponsor.cli("rented", "show", "batch").stdout
     assert "RuntimeError: CUDA out of memory" in detail
-    assert show(sponsor, "batch")["hf_job"]
+    assert show(sponsor, "batch")["window_job"]
 
 
 def test_stop_then_a_new_window_on_the_same_rented_node_shares_its_spend(sim_factory: Any, node_factory: Any) -> None:
@@ -141,14 +141,14 @@ def test_stop_then_a_new_window_on_the_same_rented_node_shares_its_spend(sim_fac
     assert busy.returncode != 0 and "still" in busy.stderr and "rented stop batch" in busy.stderr
     wait_show(sponsor, "batch", "the first window to serve", lambda r: r["state"] == "eligible")
     stopped = sponsor.cli_json("rented", "stop", "batch")
-    assert stopped["hf_stage"] == "CANCELED" and stopped["ended_by"] == "stopped by the user"
+    assert stopped["window_stage"] == "CANCELED" and stopped["ended_by"] == "stopped by the user"
     assert stage(sim, first) == "CANCELED"
     spent_first = wait_show(sponsor, "batch", "the first window charged",
                             lambda r: r["window_charged_usd"] >= job_ledger(sim, first)["usd"])["cost"]["day_usd"]
 
     second = window_create(sponsor, "batch", window="1h")  # the same rented node: one account, the cap kept
-    assert second["hf_job"] != first["hf_job"] and second["budget"]["usd_per_day"] == 5
-    assert second["state"] == "starting" and second["hf_stage"] in ("SCHEDULING", "RUNNING")  # not ready yet
+    assert second["window_job"] != first["window_job"] and second["budget"]["usd_per_day"] == 5
+    assert second["state"] == "starting" and second["window_stage"] in ("SCHEDULING", "RUNNING")  # not ready yet
     wait_show(sponsor, "batch", "the second window to serve", lambda r: r["state"] == "eligible")
     assert streamed(sponsor)
     sponsor.cli("rented", "stop", "batch")
@@ -177,7 +177,7 @@ def test_a_run_sent_twice_leaves_no_stray_job_billing(sim_factory: Any, node_fac
     with hf_http(sim) as http:
         jobs = http.get("/api/jobs/demo-user").json()
     assert len(jobs) == 2  # the first run did start
-    stray = next(j for j in jobs if f"demo-user/{j['id']}" != row["hf_job"])
+    stray = next(j for j in jobs if f"demo-user/{j['id']}" != row["window_job"])
     assert stray["labels"]["pairwise-rented"] == "batch" and stray["status"]["stage"] == "CANCELED"
     assert stage(sim, row) in ("SCHEDULING", "RUNNING")
     assert "canceling orphaned job" in (sponsor.home / "logs" / "node.log").read_text()

@@ -52,7 +52,7 @@ def test_price_rise_on_hf_while_running(sim_factory: Any, node_factory: Any) -> 
     wait_hf_state(sim, "paused")
     assert_within_cap(sim, 0.10, 6.0)
     row = show(node, "gpu")
-    assert row["hf_price_per_hour"] == 6.0 and row["price_per_hour"] == 6.0
+    assert row["provider_price_per_hour"] == 6.0 and row["price_per_hour"] == 6.0
     events.close()
 
 
@@ -104,7 +104,7 @@ def test_sigkill_then_restart_after_minutes_then_resume(sim_factory: Any, node_f
     wait_hf_state(sim, "paused")  # left running while down, pause on exit on: paused at start
     resumed = node.cli("rented", "resume", "gpu", check=False)
     if resumed.returncode == 0:  # under the cap still: it runs until the cap pauses it
-        wait_show(node, "gpu", "paused at the cap", lambda r: r["budget"] and r["hf_state"] == "paused"
+        wait_show(node, "gpu", "paused at the cap", lambda r: r["budget"] and r["provider_state"] == "paused"
                   and r["reason"] and "budget reached" in r["reason"], timeout=60)
     else:
         assert "budget reached" in resumed.stderr and "--budget-usd-per-day" in resumed.stderr, resumed.stderr
@@ -121,7 +121,7 @@ def test_pause_on_exit_off_then_clean_restart(sim_factory: Any, node_factory: An
     down = wait_billed(sim, 0.04)  # it bills on, as asked, while the sponsor is stopped
     node.start()
     wait_show(node, "gpu", "the time while stopped charged", lambda r: r["cost"]["day_usd"] >= down - 1e-6)
-    wait_show(node, "gpu", "paused at the cap", lambda r: r["hf_state"] == "paused"
+    wait_show(node, "gpu", "paused at the cap", lambda r: r["provider_state"] == "paused"
               and "budget reached" in (r["reason"] or ""), timeout=60)
     wait_hf_state(sim, "paused")
     assert_within_cap(sim, 0.10, L4_PRICE)
@@ -187,7 +187,7 @@ def test_detach_pauses_first_and_reattach_keeps_the_spend(sim_factory: Any, node
     node.cli("rented", "set", "gpu", "--budget-usd-per-day", "0.20")
     assert show(node, "gpu")["cost"]["day_usd"] >= spent - 1e-6  # the day goes on where it was
     node.cli("rented", "resume", "gpu")
-    wait_show(node, "gpu", "paused at the cap", lambda r: r["hf_state"] == "paused"
+    wait_show(node, "gpu", "paused at the cap", lambda r: r["provider_state"] == "paused"
               and "budget reached" in (r["reason"] or ""), timeout=60)
     wait_hf_state(sim, "paused")
     assert_within_cap(sim, 0.20, L4_PRICE)
@@ -228,7 +228,7 @@ def test_time_zone_change_between_runs(sim_factory: Any, node_factory: Any) -> N
     node.start()
     assert show(node, "gpu")["cost"]["day_usd"] >= spent - 1e-6
     node.cli("rented", "resume", "gpu")
-    wait_show(node, "gpu", "paused at the cap", lambda r: r["hf_state"] == "paused"
+    wait_show(node, "gpu", "paused at the cap", lambda r: r["provider_state"] == "paused"
               and "budget reached" in (r["reason"] or ""), timeout=60)
     wait_hf_state(sim, "paused")
     assert_within_cap(sim, 0.06, L4_PRICE)

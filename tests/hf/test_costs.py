@@ -28,7 +28,7 @@ def test_budget_cap_pauses_within_one_billed_minute(sim_factory: Any, node_facto
     create(node, "gpu", *L4, "--budget-usd-per-day", "0.10")
     paused = events.wait("budget_paused", timeout=30)
     assert paused["node"] == "gpu" and "budget reached" in paused["reason"]
-    row = wait_show(node, "gpu", "paused at the cap", lambda r: r["hf_state"] == "paused")
+    row = wait_show(node, "gpu", "paused at the cap", lambda r: r["provider_state"] == "paused")
     assert row["state"] == "ineligible" and row["eligible"] is False
     assert row["reason"].startswith("budget reached: $0.11 of $0.10 per day")
     assert hf_state(sim, "gpu") == "paused"
@@ -77,7 +77,7 @@ def test_cold_start_is_waited_out(sim_factory: Any, node_factory: Any) -> None:
     sim: SimulatorThread = sim_factory(minute_s=minute_s)
     node = start_sponsor(node_factory, sim, minute_s)
     create(node, "gpu", *L4, "--cold-start-s", "20")
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     sim.control("POST", "/_sim/endpoints/demo-user/gpu/mutate", {"state": "scaledToZero"})
     row = wait_show(node, "gpu", "cold", lambda r: r["state"] == "cold")
     assert row["eligible"] is True and "cold start" in row["reason"]

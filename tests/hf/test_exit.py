@@ -17,7 +17,7 @@ def test_sigterm_and_sigint_leave_the_endpoint_paused(sim_factory: Any, node_fac
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4)
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     assert node.signal(signal.SIGTERM) == 0
     assert hf_state(sim, "gpu") == "paused"  # paused before the process ended
     node.start()
@@ -32,12 +32,12 @@ def test_sigkill_then_next_start_pauses(sim_factory: Any, node_factory: Any) -> 
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4)
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     node.kill()
     assert hf_state(sim, "gpu") == "running"  # nobody paused it: the sponsor died
     node.start()
     wait_until(lambda: hf_state(sim, "gpu") == "paused", what="the restarted sponsor to pause the endpoint")
-    row = wait_show(node, "gpu", "paused on the node", lambda r: r["hf_state"] == "paused")
+    row = wait_show(node, "gpu", "paused on the node", lambda r: r["provider_state"] == "paused")
     assert row["state"] == "paused"
     log = (node.home / "logs" / "node.log").read_text()
     assert "left running while the sponsor was down" in log
@@ -48,7 +48,7 @@ def test_sigkill_then_a_start_while_hf_is_unreachable_still_pauses(sim_factory: 
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_HF_RETRIES="1")
     create(node, "gpu", *L4)
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     node.kill()
     sim.control("POST", "/_sim/faults", {"target": "management", "kind": "500", "count": 6})
     node.start()
@@ -67,7 +67,7 @@ def test_pause_on_exit_is_bounded_and_owed(sim_factory: Any, node_factory: Any) 
     node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_HF_STOP_TIMEOUT_S="1", PAIRWISE_HF_TIMEOUT_S="0.3",
                          PAIRWISE_HF_EXIT_GIVE_UP_S="3")
     create(node, "gpu", *L4)
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     sim.control("POST", "/_sim/faults", {"target": "management", "kind": "timeout", "count": 1000})
     assert node.signal(signal.SIGTERM) == 0
     sim.control("DELETE", "/_sim/faults")

@@ -37,7 +37,7 @@ def test_429_and_5xx_are_retried(sim_factory: Any, node_factory: Any) -> None:
     node = start_sponsor(node_factory, sim, MINUTE_S, **FAST_POLLS)
     fault(sim, "429", 2, retry_after=1, path="/v2/endpoint/demo-user")
     create(node, "gpu", *L4)  # the create itself waited out two 429s
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     fault(sim, "500", 3)
     node.cli("rented", "pause", "gpu")
     assert hf_state(sim, "gpu") == "paused"
@@ -48,19 +48,19 @@ def test_persistent_failure_is_a_clear_state_and_the_pause_is_owed(sim_factory: 
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S, **FAST_POLLS)
     create(node, "gpu", *L4)
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     fault(sim, "500", 10_000)
-    row = wait_show(node, "gpu", "the failure shown", lambda r: "state may be stale" in (r["hf_message"] or ""))
-    assert row["hf_state"] == "running"
+    row = wait_show(node, "gpu", "the failure shown", lambda r: "state may be stale" in (r["provider_message"] or ""))
+    assert row["provider_state"] == "running"
     # The control loop's polls are single attempts (a pause never waits behind retries): it says so
     # in its own words, and asks again on its next tick.
-    assert "Hugging Face answered 500: Internal Server Error" in row["hf_message"]
+    assert "Hugging Face answered 500: Internal Server Error" in row["provider_message"]
     refused = node.cli("rented", "pause", "gpu", check=False)
     assert refused.returncode == 1 and "pausing endpoint demo-user/gpu: Hugging Face answered 500" in refused.stderr
     assert sim_state(sim, "gpu") == "running"
     sim.control("DELETE", "/_sim/faults")
     wait_until(lambda: sim_state(sim, "gpu") == "paused", what="the owed pause once HF answers again")
-    row = wait_show(node, "gpu", "paused, stale note gone", lambda r: r["hf_state"] == "paused")
-    assert row["hf_message"] == "Endpoint is paused"
+    row = wait_show(node, "gpu", "paused, stale note gone", lambda r: r["provider_state"] == "paused")
+    assert row["provider_message"] == "Endpoint is paused"
     assert show(node, "gpu")["state"] == "paused"
     assert "Traceback" not in (node.home / "logs" / "node.log").read_text()

@@ -33,7 +33,7 @@ def rent_running(sim_factory: Any, node_factory: Any, *before_create: dict[str, 
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4)  # no --engine: HF's default, TGI
     row = wait_show(node, "gpu", "the endpoint to run",
-                    lambda r: r["hf_state"] == "running" and r["state"] == "eligible" and r.get("url"))
+                    lambda r: r["provider_state"] == "running" and r["state"] == "eligible" and r.get("url"))
     # The probe a running endpoint gets (the refresh loop's first after it runs), asked for now.
     control(node).call("POST", "/rented/gpu/probe")
     return sim, node, row

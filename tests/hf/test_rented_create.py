@@ -24,7 +24,7 @@ from tests.hf.support import (
 )
 
 MINUTE_S = 0.2
-SHOW_FIELDS = ("name", "provider", "hf_state", "state", "eligible", "reason", "gpu", "price_per_hour",
+SHOW_FIELDS = ("name", "provider", "provider_state", "state", "eligible", "reason", "gpu", "price_per_hour",
                "cost_session_usd", "cost_month_usd", "shared", "policy", "lifecycle", "budget")
 
 
@@ -50,7 +50,7 @@ def test_create_asks_then_serves(sim_factory: Any, node_factory: Any) -> None:
     assert all(key in row for key in SHOW_FIELDS), [k for k in SHOW_FIELDS if k not in row]
     assert (row["provider"], row["gpu"], row["price_per_hour"], row["eligible"]) == (
         "huggingface-endpoint", "nvidia-l4 x1", 0.8, True)
-    assert row["hf_state"] in ("running", "scaledToZero")
+    assert row["provider_state"] in ("running", "scaledToZero")
     assert row["lifecycle"]["managed"] is True and row["lifecycle"]["pause_on_sponsor_exit"] is True
     assert row["cost_session_usd"] > 0  # initializing and running minutes are billed from the start
     cli_row = json.loads(node.cli("rented", "show", "gpu", "--json").stdout)
@@ -66,7 +66,7 @@ def test_pause_resume_and_delete_with_confirmation(sim_factory: Any, node_factor
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S)
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4)
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
     assert "paused on Hugging Face" in node.cli("rented", "pause", "gpu").stdout
     assert hf_state(sim, "gpu") == "paused"
     row = show(node, "gpu")
@@ -110,8 +110,8 @@ def test_attach_existing_endpoint_and_public_refusal(sim_factory: Any, node_fact
     assert node.cli_json("rented", "list") == []
     node.cli("rented", "attach", "mine", "--provider", "huggingface-endpoint", "--endpoint", "demo-user/mine",
              "--managed", "on", "--token-stdin", stdin=sim.demo_token + "\n")
-    row = wait_show(node, "mine", "attached endpoint to run", lambda r: r["hf_state"] == "running")
-    assert (row["gpu"], row["price_per_hour"], row["models"], row["hf_state"]) == ("nvidia-t4 x1", 0.5, [REPO], "running")
+    row = wait_show(node, "mine", "attached endpoint to run", lambda r: r["provider_state"] == "running")
+    assert (row["gpu"], row["price_per_hour"], row["models"], row["provider_state"]) == ("nvidia-t4 x1", 0.5, [REPO], "running")
     assert row["url"].startswith(sim.base_url + "/endpoints/")
 
 
@@ -145,7 +145,7 @@ def test_failed_endpoint_is_unhealthy_with_hf_message(sim_factory: Any, node_fac
     sim.control("POST", "/_sim/endpoints/demo-user/gpu/mutate",
                 {"state": "failed", "message": "CUDA out of memory while loading the model"})
     row = wait_show(node, "gpu", "unhealthy", lambda r: r["state"] == "unhealthy")
-    assert (row["hf_state"], row["eligible"]) == ("failed", False)
+    assert (row["provider_state"], row["eligible"]) == ("failed", False)
     assert "CUDA out of memory while loading the model" in row["reason"]
     failed = events.wait("rented_failed")
     assert failed["node"] == "gpu" and failed["message"] == "CUDA out of memory while loading the model"

@@ -18,8 +18,8 @@ def test_an_idle_endpoint_scales_to_zero_while_the_sponsor_watches(sim_factory: 
     # scale-to-zero (5 sim minutes = 1 s) stops the billing.
     node = start_sponsor(node_factory, sim, MINUTE_S, PAIRWISE_RENTED_REFRESH_S="0.2")
     create(node, "gpu", *L4, "--scale-to-zero-min", "5")
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running")
-    row = wait_show(node, "gpu", "HF's scale-to-zero", lambda r: r["hf_state"] == "scaledToZero", timeout=30)
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running")
+    row = wait_show(node, "gpu", "HF's scale-to-zero", lambda r: r["provider_state"] == "scaledToZero", timeout=30)
     assert row["state"] == "cold" and row["eligible"]
     with hf_http(sim) as http:
         # One probe, once: the model list and (HF's default engine, TGI, says no context length there) /info.

@@ -115,4 +115,4 @@ def test_account_damaged_before_a_start(fault: str, sim_factory: Any, node_facto
     wait_hf_state(sim, "paused", timeout=60)  # paused at start: no account, no billing
     _ineligible_naming_the_file(node, db)
     assert_within_cap(sim, CAP, L4_PRICE)
-    assert show(node, "gpu")["hf_state"] == "paused"
+    assert show(node, "gpu")["provider_state"] == "paused"

@@ -39,7 +39,7 @@ def ask(node: Any) -> str:
 def assert_nothing_billing(sim: SimulatorThread, node: Any) -> None:
     """The idle pause after the answer is taken on HF, seen by the sponsor, and HF's bill has stopped."""
     wait_hf_state(sim, "paused")
-    row = wait_show(node, "gpu", "the sponsor sees it paused", lambda r: r["hf_state"] == "paused")
+    row = wait_show(node, "gpu", "the sponsor sees it paused", lambda r: r["provider_state"] == "paused")
     billed = ledger_row(sim, "gpu")
     assert billed["stretches"] and billed["stretches"][-1]["end"] is not None, f"still billing: {billed}"
     assert row["cost_session_usd"] >= billed["usd"] - 1e-6  # the meter never runs behind HF's bill
@@ -54,7 +54,7 @@ def test_a_request_during_an_idle_pause_in_flight_wakes_the_endpoint(sim_factory
     events = Events(node)
     create(node, "gpu", *L4, "--idle-pause-min", "0.02", "--wake-on-request", "on")  # idle after 1.2 s
     wait_hf_state(sim, "paused")  # the idle pause, taken on HF
-    assert show(node, "gpu")["hf_state"] == "running"  # its answer is still on the way
+    assert show(node, "gpu")["provider_state"] == "running"  # its answer is still on the way
     assert ask(node)
     assert events.wait("woke")["node"] == "gpu"
     assert sim.control("GET", "/_sim/faults") == []  # the late answer was the one met
@@ -71,7 +71,7 @@ def test_a_request_while_the_url_is_taken_in_is_served(sim_factory: Any, node_fa
                                          "delay_s": LATE_S})
     node = start_sponsor(node_factory, sim, MINUTE_S, **SLOW_HF)
     create(node, "gpu", *L4, "--idle-pause-min", "0.1", "--wake-on-request", "on")  # idle after 6 s
-    wait_show(node, "gpu", "running", lambda r: r["hf_state"] == "running" and r["eligible"])
+    wait_show(node, "gpu", "running", lambda r: r["provider_state"] == "running" and r["eligible"])
     assert ask(node)
     assert hf_state(sim, "gpu") == "running"
     assert_nothing_billing(sim, node)
@@ -81,7 +81,7 @@ def test_a_request_before_hf_gives_the_url_waits_for_it(sim_factory: Any, node_f
     sim: SimulatorThread = sim_factory(minute_s=MINUTE_S, pending_s=LATE_S)  # HF gives the URL after pending
     node = start_sponsor(node_factory, sim, MINUTE_S)
     create(node, "gpu", *L4, "--idle-pause-min", "0.1", "--wake-on-request", "on")
-    row = wait_show(node, "gpu", "pending", lambda r: r["hf_state"] == "pending")
+    row = wait_show(node, "gpu", "pending", lambda r: r["provider_state"] == "pending")
     assert row["eligible"] is True and not row.get("url")  # starting, woken by a request: it may take one
     assert ask(node)
     assert hf_state(sim, "gpu") == "running"

@@ -32,7 +32,7 @@ class TwoCopies:
 def rented_running(node: NodeProc, *flags: str) -> dict[str, Any]:
     create(node, "gpu", *L4, "--engine", "vllm", *flags, model=REPO)
     row = wait_show(node, "gpu", "the endpoint to run",
-                    lambda r: r["hf_state"] == "running" and r["state"] == "eligible" and r.get("url"))
+                    lambda r: r["provider_state"] == "running" and r["state"] == "eligible" and r.get("url"))
     control(node).call("POST", "/rented/gpu/probe")
     return row
 

@@ -33,7 +33,7 @@ def test_peer_rented_window_decides_fit_here(sim_factory: Any, node_factory: Any
     sponsor = start_sponsor(node_factory, sim, MINUTE_S, **FAST)
     create(sponsor, "gpu", *L4, "--engine", "vllm", "--context-window", str(WINDOW), "--share", model=REPO)
     wait_show(sponsor, "gpu", "the endpoint to run",
-              lambda r: r["hf_state"] == "running" and r["state"] == "eligible" and r.get("url"))
+              lambda r: r["provider_state"] == "running" and r["state"] == "eligible" and r.get("url"))
     control(sponsor).call("POST", "/rented/gpu/probe")
     peer = node_factory("beta", env=FAST).start()
     local = tiny_factory("--api", "openai", "--model", REPO, "--context-window", str(LOCAL_WINDOW))

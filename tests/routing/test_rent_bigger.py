@@ -52,7 +52,7 @@ def test_too_long_names_the_command_then_routes_to_the_rented_copy(sim_factory: 
     endpoint = hf_endpoint(sim, name)
     assert endpoint is not None and endpoint["model"]["image"]["vLLM"]["maxModelLen"] == WANTED
     wait_show(node, name, "the endpoint to run",
-              lambda r: r["hf_state"] == "running" and r["state"] == "eligible" and r.get("url"))
+              lambda r: r["provider_state"] == "running" and r["state"] == "eligible" and r.get("url"))
     control(node).call("POST", f"/rented/{name}/probe")
     row = next(m for m in node.cli_json("models") if LOCAL in m["names"])
     assert set(row["names"]) == {LOCAL, REPO}

@@ -27,7 +27,7 @@ async def running_gpu(app: Any, sim: SimulatedHF, name: str = "gpu", **settings:
 
 def _running(app: Any, name: str) -> dict[str, Any] | None:
     row = app.facade.rented_row(name)
-    return row if row and row.get("hf_state") == "running" else None
+    return row if row and row.get("provider_state") == "running" else None
 
 
 async def join_with_pin(other: Any, dialog: Any) -> None:

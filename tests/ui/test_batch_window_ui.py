@@ -87,7 +87,7 @@ async def running_window(app: Any, sim: SimulatedHF) -> dict[str, Any]:
     await app.facade.hf_login(sim.demo_token)
     assert app.node.hf_jobs is not None
     await app.node.hf_jobs.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
-    return await until(lambda: (r := app.facade.rented_row("batch")) and r.get("hf_stage") == "RUNNING" and r,
+    return await until(lambda: (r := app.facade.rented_row("batch")) and r.get("window_stage") == "RUNNING" and r,
                        timeout=20, what="the window to run")  # type: ignore[no-any-return]
 
 

@@ -80,7 +80,7 @@ def test_one_instance_per_home_and_sigterm_pauses(tmp_path: Path, sim_thread: Si
 
         def hf_state() -> str | None:
             shown = pairwise(home, "rented", "show", "gpu", "--json", env=env)
-            return json.loads(shown.stdout).get("hf_state") if shown.returncode == 0 else None
+            return json.loads(shown.stdout).get("provider_state") if shown.returncode == 0 else None
 
         # A billed minute is 0.2 s here, so the endpoint may run and already scale to zero (3 s) between two
         # looks on a busy machine: both mean it came up, and both are paused on exit.

@@ -170,7 +170,7 @@ async def test_budget_pause_says_when_it_resets_and_raise_budget_opens_it(sim: S
     assert "00:00 UTC" in note.message and "raise the budget" in note.message.lower()
     assert [n.title for n in app.sent].count("gpu paused: over budget") == 1
 
-    await until(lambda: (app.facade.rented_row("gpu") or {}).get("hf_state") == "paused", what="paused here")
+    await until(lambda: (app.facade.rented_row("gpu") or {}).get("provider_state") == "paused", what="paused here")
     open_menu(app)
     resume = find_action(app.tray.menu, "Resume")
     assert not resume.isEnabled() and "00:00 UTC" in resume.toolTip()

@@ -153,7 +153,7 @@ async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app
                                     "scale_to_zero_min": 600})
     await until(lambda: any(n.title == "gpu paused: over budget" for n in app.notifier.attention),
                 timeout=30, what="the budget warning")
-    await until(lambda: (app.facade.rented_row("gpu") or {}).get("hf_state") == "paused", what="paused here")
+    await until(lambda: (app.facade.rented_row("gpu") or {}).get("provider_state") == "paused", what="paused here")
     assert "⚠ gpu paused: over budget" in open_menu(app)
     assert app.tray.state == "attention"
 

@@ -30,8 +30,8 @@ EVENTS: list[tuple[Event, str]] = [
     (OffLanPrompt(job_id="j", rented_node="gpu", model="m", requester="app"), "A prompt left your LAN"),
     (BUDGET, "gpu paused: over budget"),
     (IdlePaused(node="gpu", idle_minutes=15), "gpu paused while idle"),
-    (Woke(node="gpu", hf_state="initializing"), "Waking gpu"),
-    (RentedFailed(node="gpu", hf_state="failed", message="CUDA out of memory"), "gpu failed"),
+    (Woke(node="gpu", provider_state="initializing"), "Waking gpu"),
+    (RentedFailed(node="gpu", provider_state="failed", message="CUDA out of memory"), "gpu failed"),
     (PeerJoined(node="laptop", node_id="x", address="10.0.0.2:14330"), "laptop joined your cluster"),
     (PeerLeft(node="laptop", node_id="x", reason="no answer"), "laptop left your cluster"),
     (PairInviteVoided(voided_by=["192.168.1.9"]), "Pairing invite voided"),
@@ -132,7 +132,7 @@ async def test_notifications_go_to_the_tray_icon(make_app: Any, monkeypatch: Any
     shown: list[tuple[Any, ...]] = []
     app = await make_app(notify_sink=None)
     monkeypatch.setattr(app.tray.icon, "showMessage", lambda *args: shown.append(args))
-    app.node.bus.publish(RentedFailed(node="gpu", hf_state="failed", message="CUDA out of memory"))
+    app.node.bus.publish(RentedFailed(node="gpu", provider_state="failed", message="CUDA out of memory"))
     title, message, icon, msecs = shown[0]
     assert (title, message) == ("gpu failed", "CUDA out of memory")
     assert icon == QSystemTrayIcon.MessageIcon.Critical and msecs > 0
@@ -147,6 +147,6 @@ def test_service_words_reach_a_person_in_plain_words() -> None:
     assert glossary.plain("laptop · curl/8.5 (unauthenticated)") == "laptop · curl/8.5 (no key)"
     assert glossary.plain("routing policy is 'when-no-local-node'") == \
         "routing policy is 'only when no machine on your LAN has the model'"
-    row: Any = {"name": "gpu", "hf_unreachable": None, "state": "eligible", "credential_error": None,
+    row: Any = {"name": "gpu", "provider_unreachable": None, "state": "eligible", "credential_error": None,
                 "reason": None, "warning": "drifted: model changed on Hugging Face"}
     assert attention_reasons([row]) == ["gpu: changed outside Pairwise: model changed on Hugging Face"]

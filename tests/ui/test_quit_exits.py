@@ -129,7 +129,7 @@ async def test_an_endpoint_deleted_on_hugging_face_does_not_stall_quit(sim: Simu
     await running_gpu(app, sim, name="gone")
     await running_gpu(app, sim, name="rested")
     await app.facade.rented_pause("rested")
-    await until(lambda: app.facade.rented_row("rested")["hf_state"] == "paused", what="rested paused")
+    await until(lambda: app.facade.rented_row("rested")["provider_state"] == "paused", what="rested paused")
     await sim.control("DELETE", f"/_sim/endpoints/{sim.demo_namespace}/gone")
     assert "gone" in app.facade.pause_on_exit_targets()  # not polled yet: still taken to bill
     app.request_quit()

@@ -58,7 +58,7 @@ async def test_billing_then_paused_from_the_menu(sim: SimulatedHF, make_app: Any
 
     find_action(app.tray.menu, "Pause").trigger()
     await until(lambda: sim_state(sim, "gpu") == "paused", what="paused on HF")
-    await until(lambda: app.facade.rented_row("gpu")["hf_state"] == "paused", what="paused here")
+    await until(lambda: app.facade.rented_row("gpu")["provider_state"] == "paused", what="paused here")
     await until(lambda: app.tray.state == "idle", what="no longer billing")
     menu = open_menu(app)
     title, children = menu[6]
@@ -67,7 +67,7 @@ async def test_billing_then_paused_from_the_menu(sim: SimulatedHF, make_app: Any
     assert find_action(app.tray.menu, "Resume").isEnabled()
 
     find_action(app.tray.menu, "Resume").trigger()
-    await until(lambda: app.facade.rented_row("gpu")["hf_state"] in ("initializing", "running"), what="resumed")
+    await until(lambda: app.facade.rented_row("gpu")["provider_state"] in ("initializing", "running"), what="resumed")
     await until(lambda: app.tray.state == "billing", what="billing again")
 
 

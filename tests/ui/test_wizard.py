@@ -137,7 +137,7 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     assert len(endpoints) == 1
     endpoint = endpoints[0]
     row = app.facade.rented_row("smol")
-    assert row is not None and row["hf_state"] == "running" and row["state"] == "eligible"
+    assert row is not None and row["provider_state"] == "running" and row["state"] == "eligible"
     assert row["shared"] is True and row["lifecycle"]["managed"] is True
     assert row["lifecycle"]["idle_pause_min"] == 15 and row["budget"]["usd_per_day"] == 10
     assert row["models"] == [REPO] and row["endpoint"] == f"{sim.demo_namespace}/{endpoint.name}"
@@ -150,7 +150,7 @@ async def test_attach_an_existing_endpoint(sim: SimulatedHF, make_app: Any) -> N
     await app.facade.hf_login(sim.demo_token)
     await app.facade.rented_create({"name": "first", "model": REPO, "gpu": "nvidia-t4", "vendor": "aws",
                                     "region": "us-east-1"})
-    await until(lambda: (app.facade.rented_row("first") or {}).get("hf_state") == "running", what="first running")
+    await until(lambda: (app.facade.rented_row("first") or {}).get("provider_state") == "running", what="first running")
     url = app.facade.rented_row("first")["url"]
     await app.facade.rented_detach("first")  # forget it (detach pauses a managed endpoint so it stops billing)
     # Someone runs it again on Hugging Face; the wizard attaches it by URL.

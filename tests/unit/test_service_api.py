@@ -12,19 +12,19 @@ from app.services.api.rows import RentedRow
 from app.services.hf.providers import EndpointProvider, JobProvider
 from app.services.rented.provider import PlainProvider, Provider
 
-MANAGED = {"lifecycle": {"managed": True}, "price_per_hour": 0.8, "endpoint": "ns/ep", "hf_message": None}
-NOT_HF = {"lifecycle": {"managed": False}, "hf_state": None, "endpoint": None}
+MANAGED = {"lifecycle": {"managed": True}, "price_per_hour": 0.8, "endpoint": "ns/ep", "provider_message": None}
+NOT_HF = {"lifecycle": {"managed": False}, "provider_state": None, "endpoint": None}
 ENDPOINT = EndpointProvider(cast("Any", None))  # its actions are never called here
 PLAIN = PlainProvider()
 
 
 @pytest.mark.parametrize(("provider", "row", "billing", "pausable", "resumable"), [
-    (ENDPOINT, {**MANAGED, "hf_state": "running", "state": "eligible"}, True, True, False),
-    (ENDPOINT, {**MANAGED, "hf_state": "initializing", "state": "starting"}, True, True, False),
-    (ENDPOINT, {**MANAGED, "hf_state": "scaledToZero", "state": "cold"}, False, True, False),
-    (ENDPOINT, {**MANAGED, "hf_state": "paused", "state": "paused"}, False, False, True),
-    (ENDPOINT, {**MANAGED, "hf_state": "failed", "state": "unhealthy"}, False, False, True),
-    (ENDPOINT, {**MANAGED, "lifecycle": {"managed": False}, "hf_state": "running", "state": "eligible"},
+    (ENDPOINT, {**MANAGED, "provider_state": "running", "state": "eligible"}, True, True, False),
+    (ENDPOINT, {**MANAGED, "provider_state": "initializing", "state": "starting"}, True, True, False),
+    (ENDPOINT, {**MANAGED, "provider_state": "scaledToZero", "state": "cold"}, False, True, False),
+    (ENDPOINT, {**MANAGED, "provider_state": "paused", "state": "paused"}, False, False, True),
+    (ENDPOINT, {**MANAGED, "provider_state": "failed", "state": "unhealthy"}, False, False, True),
+    (ENDPOINT, {**MANAGED, "lifecycle": {"managed": False}, "provider_state": "running", "state": "eligible"},
      True, False, False),
     # An endpoint nothing reports a state for (as local_row writes it): an eligible node with a price is
     # taken to bill; nothing to pause.
@@ -42,9 +42,9 @@ def test_rented_rows_say_billing_pausable_resumable(provider: Provider, row: dic
 
 def test_a_window_is_stopped_never_paused_and_its_end_stops_billing() -> None:
     window = JobProvider(cast("Any", None))
-    row = {"lifecycle": {"managed": True}, "hf_state": "RUNNING", "hf_message": None, "state": "eligible",
-           "price_per_hour": 1.0, "hf_job": "ns/1"}
-    running = with_actions(cast("RentedRow", {**row, "hf_stage": "RUNNING"}), window)
+    row = {"lifecycle": {"managed": True}, "provider_state": "RUNNING", "provider_message": None, "state": "eligible",
+           "price_per_hour": 1.0, "window_job": "ns/1"}
+    running = with_actions(cast("RentedRow", {**row, "window_stage": "RUNNING"}), window)
     assert (running["billing"], running["actions"], running["state_now"]) == (True, ["stop"], "running")
-    ended = with_actions(cast("RentedRow", {**row, "hf_stage": "COMPLETED"}), window)
+    ended = with_actions(cast("RentedRow", {**row, "window_stage": "COMPLETED"}), window)
     assert (ended["billing"], ended["actions"], ended["state_now"]) == (False, [], "ended")

@@ -95,7 +95,7 @@ def billing(row: Mapping[str, Any]) -> bool:
     """Is this (own) rented node costing money now, as far as the sponsor knows?"""
     if "billing" in row and isinstance(row["billing"], bool):
         return row["billing"]
-    hf_state = row.get("hf_state")
+    hf_state = row.get("provider_state")
     if hf_state is not None:
         return hf_state in BILLED_HF_STATES
     # Not a managed HF endpoint: a usable node with an hourly price is assumed to bill.
@@ -109,13 +109,13 @@ def managed(row: Mapping[str, Any]) -> bool:
 def pausable(row: Mapping[str, Any]) -> bool:
     if isinstance(row.get("pausable"), bool):
         return bool(row["pausable"])
-    return managed(row) and row.get("hf_state") in PAUSABLE_HF_STATES
+    return managed(row) and row.get("provider_state") in PAUSABLE_HF_STATES
 
 
 def resumable(row: Mapping[str, Any]) -> bool:
     if isinstance(row.get("resumable"), bool):
         return bool(row["resumable"])
-    return managed(row) and row.get("hf_state") in RESUMABLE_HF_STATES
+    return managed(row) and row.get("provider_state") in RESUMABLE_HF_STATES
 
 
 def resume_refusal(row: Mapping[str, Any]) -> str | None:
@@ -130,13 +130,13 @@ def resume_refusal(row: Mapping[str, Any]) -> str | None:
 
 
 def unreachable(row: Mapping[str, Any]) -> bool:
-    return bool(row.get("hf_unreachable"))
+    return bool(row.get("provider_unreachable"))
 
 
 def rented_state(row: Mapping[str, Any]) -> str:
     """The short state of a rented node, as every view shows it."""
     state, reason = str(row.get("state") or ""), str(row.get("reason") or "")
-    hf_state = row.get("hf_state")
+    hf_state = row.get("provider_state")
     if unreachable(row):
         return "Can't reach Hugging Face" + (" (may be billing)" if billing(row) else "")
     if state == "ineligible":
@@ -175,7 +175,7 @@ def lan_state(row: Mapping[str, Any]) -> str:
 
 
 def node_state(row: Mapping[str, Any]) -> str:
-    return rented_state(row) if row.get("kind") == "rented" or "hf_state" in row else lan_state(row)
+    return rented_state(row) if row.get("kind") == "rented" or "provider_state" in row else lan_state(row)
 
 
 def policy(name: str | None) -> str:

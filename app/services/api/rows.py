@@ -74,10 +74,10 @@ class RentedFact(TypedDict):
 
 
 class WindowExtras(TypedDict, total=False):
-    """A batch window's keys (``hf/jobs_ops``): present together on a window's row, absent on an endpoint's."""
+    """A batch window's keys (its provider's ``extra`` row keys): present together on a window's row, absent on an endpoint's."""
 
-    hf_stage: str
-    hf_job: str
+    window_stage: str
+    window_job: str
     window_s: float
     window_ends_at: str | None
     window_cost_usd: float
@@ -94,13 +94,13 @@ class RentedRow(RentedFact):
 
     url: str | None
     endpoint: str | None
-    hf_state: str | None
-    hf_message: str | None
+    provider_state: str | None  # the provider's own word for the state (its status, a job's stage)
+    provider_message: str | None  # the provider's own message about it
     has_credential: bool
     credential_error: str | None
     last_error: str | None
     allow_models: list[str]
-    hf_unreachable: str | None
+    provider_unreachable: str | None  # why the provider's API cannot be reached now
     lifecycle: LifecycleRow
     budget: BudgetRow
     requesters: RequestersRow
@@ -109,16 +109,16 @@ class RentedRow(RentedFact):
     cost_month_usd: float
     ca_file: str | None
     price_declared: float | None
-    hf_price_per_hour: float | None
+    provider_price_per_hour: float | None  # what the provider lists now (``price_per_hour`` is what is charged)
     spend_account: str | None
     cap_note: str | None
-    provider_state: str | None  # a polled provider's normalised state (rented/provider.py State)
-    provider_billing: bool | None
-    provider_message: str | None
+    reported_state: str | None  # a polled provider's normalised state as it last reported it (rented/provider.py State)
+    reported_billing: bool | None
+    reported_message: str | None
     spend_problem: NotRequired[str | None]  # why the spend account cannot be trusted (file and way out)
     billed_by: NotRequired[str]  # per hour at a price, or per token at prices per 1M tokens (and whose)
-    hf_stage: NotRequired[str]
-    hf_job: NotRequired[str]
+    window_stage: NotRequired[str]
+    window_job: NotRequired[str]
     window_s: NotRequired[float]
     window_ends_at: NotRequired[str | None]
     window_cost_usd: NotRequired[float]
@@ -132,7 +132,7 @@ class RentedRow(RentedFact):
 
 class RentedActionRow(RentedRow):
     """A sponsor's rented row as the service API returns it (``api/rented.with_actions``): what a person
-    can do about it and whether it costs money now, so no view copies Hugging Face's state sets."""
+    can do about it and whether it costs money now, so no view copies a provider's state sets."""
 
     billing: bool
     pausable: bool

@@ -69,7 +69,7 @@ class HfHooks:
             if woken:
                 await self._wake(node, watch)
         if woken:
-            lc.bus.publish(Woke(node=node.name, hf_state=watch.hf_state))
+            lc.bus.publish(Woke(node=node.name, provider_state=watch.hf_state))
         await self._url_of(node, watch)
 
     async def _wake(self, node: RentedUpstream, watch: Watch) -> None:

@@ -245,7 +245,7 @@ class JobLifecycle(ControlLoop):
     def _ended(self, watch: JobWatch, record: JobRecord) -> None:
         log.info("rented node %s: job %s ended %s: %s", watch.name, record.job_id, record.stage, record.message)
         if record.stage == "ERROR" and not timed_out(record):
-            self.bus.publish(RentedFailed(node=watch.name, hf_state=record.stage, message=record.message or "",
+            self.bus.publish(RentedFailed(node=watch.name, provider_state=record.stage, message=record.message or "",
                                           last_lines=list(record.last_lines)))
         self.bus.publish(WindowEnded(node=watch.name, stage=record.stage, message=record.message,
                                      ended_by=record.ended_by))

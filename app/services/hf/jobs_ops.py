@@ -275,7 +275,7 @@ class HfJobs:
             return {}
         watch = self.lifecycle.watches.get(node.name)
         return {
-            "hf_stage": record.stage, "hf_job": f"{record.namespace}/{record.job_id}",
+            "window_stage": record.stage, "window_job": f"{record.namespace}/{record.job_id}",
             "window_s": record.window_s, "window_ends_at": iso(record.window_ends_at(self.lifecycle.tuning.billing_minute_s)),
             "window_cost_usd": round(window_cost(record.price_per_hour, record.window_s), 6),
             "window_charged_usd": round(record.charged_minutes * record.price_per_hour / 60, 6),

@@ -316,7 +316,7 @@ class HfLifecycle(ControlLoop):
         node.set_state_word(info.state, info.message or None)
         watch.answered.set()
         if info.state in ("failed", "updateFailed") and previous != info.state:
-            self.bus.publish(RentedFailed(node=watch.name, hf_state=info.state, message=info.message or info.state))
+            self.bus.publish(RentedFailed(node=watch.name, provider_state=info.state, message=info.message or info.state))
         self._enforce_cap(watch, node, previous, info.state)
         if previous != info.state or changed:
             self.manager.changed(f"rented node {watch.name} is {info.state} on Hugging Face")
@@ -457,7 +457,7 @@ class HfLifecycle(ControlLoop):
         if watch.pause_reason in FIRM_PAUSES:
             return  # a pause is already owed
         if previous == "paused":  # someone resumed it (Pairwise itself refuses to, over the cap)
-            event = CapEnforced(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}", hf_state=state,
+            event = CapEnforced(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}", provider_state=state,
                                 reason=node.budget_reason)
             log.warning("rented node %s: %s", watch.name, event.summary())
             self.bus.publish(event)
@@ -547,7 +547,7 @@ class HfLifecycle(ControlLoop):
         event = PauseOwed(node=watch.name, endpoint=f"{watch.namespace}/{watch.endpoint}",
                           reason=watch.pause_detail or watch.pause_reason, error=watch.pause_failed or "",
                           price_per_hour=price, owed_since=watch.owed_since or self.wall(),
-                          billing_since=billing_since, hf_state=watch.hf_state)
+                          billing_since=billing_since, provider_state=watch.hf_state)
         log.warning("rented node %s: %s", watch.name, event.summary())
         self.bus.publish(event)
 

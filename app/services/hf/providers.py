@@ -48,10 +48,10 @@ class EndpointProvider(BaseProvider):
         self.ops = ops
 
     def state(self, row: RentedRow) -> ProviderState:
-        raw = row["hf_state"]
+        raw = row["provider_state"]
         if raw is None:  # not seen on Hugging Face yet
             return super().state(row)
-        return ProviderState(ENDPOINT_STATES.get(raw, State.UNKNOWN), raw in states.BILLED, row["hf_message"], raw)
+        return ProviderState(ENDPOINT_STATES.get(raw, State.UNKNOWN), raw in states.BILLED, row["provider_message"], raw)
 
     def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]:
         if not row["lifecycle"]["managed"]:
@@ -85,13 +85,13 @@ class JobProvider(BaseProvider):
         self.ops = ops
 
     def state(self, row: RentedRow) -> ProviderState:
-        stage = row.get("hf_stage")
-        if "hf_job" not in row or stage is None:
+        stage = row.get("window_stage")
+        if "window_job" not in row or stage is None:
             return super().state(row)
-        return ProviderState(JOB_STAGES.get(stage, State.UNKNOWN), stage in states.JOB_BILLED, row["hf_message"], stage)
+        return ProviderState(JOB_STAGES.get(stage, State.UNKNOWN), stage in states.JOB_BILLED, row["provider_message"], stage)
 
     def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]:
-        return frozenset({Action.STOP}) if "hf_job" in row and state.raw not in TERMINAL else frozenset()
+        return frozenset({Action.STOP}) if "window_job" in row and state.raw not in TERMINAL else frozenset()
 
     async def stop(self, name: str) -> None:
         await self.ops.stop(name)

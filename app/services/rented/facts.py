@@ -56,9 +56,9 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
     cost: CostRow = {"session_usd": totals["session_usd"], "day_usd": totals["day_usd"], "month_usd": totals["month_usd"]}
     return {
         **shared_fact(node),
-        "url": decl.url, "endpoint": decl.endpoint, "hf_state": node.state_word, "hf_message": node.state_message,
+        "url": decl.url, "endpoint": decl.endpoint, "provider_state": node.state_word, "provider_message": node.state_message,
         "has_credential": node.has_token, "credential_error": node.credential_error,
-        "last_error": node.last_error, "allow_models": decl.allow_models, "hf_unreachable": node.provider_unreachable,
+        "last_error": node.last_error, "allow_models": decl.allow_models, "provider_unreachable": node.provider_unreachable,
         # model_dump keeps every field of the declaration's parts, in their order; the TypedDicts name them.
         "lifecycle": cast("LifecycleRow", decl.lifecycle.model_dump()),
         "budget": cast("BudgetRow", decl.budget.model_dump()),
@@ -67,13 +67,13 @@ def local_row(node: RentedUpstream, totals: dict[str, Any]) -> RentedRow:
         # Flat spellings of the same totals, as `rented show --json` promises them (issue 6).
         "cost_session_usd": totals["session_usd"], "cost_month_usd": totals["month_usd"],
         "ca_file": decl.ca_file,
-        "price_declared": decl.price_per_hour, "hf_price_per_hour": node.provider_price,
+        "price_declared": decl.price_per_hour, "provider_price_per_hour": node.provider_price,
         "spend_account": totals.get("account"), "cap_note": cap_note(node),
         "spend_problem": totals.get("problem"), "billed_by": billed_by(node),
         # What a polled provider last reported (rented/provider_loop.py); None where nothing polls it.
-        "provider_state": None if node.reported is None else node.reported.state.value,
-        "provider_billing": None if node.reported is None else node.reported.billing,
-        "provider_message": None if node.reported is None else node.reported.message,
+        "reported_state": None if node.reported is None else node.reported.state.value,
+        "reported_billing": None if node.reported is None else node.reported.billing,
+        "reported_message": None if node.reported is None else node.reported.message,
     }
 
 

@@ -79,9 +79,9 @@ class BaseProvider:
 
     def state(self, row: RentedRow) -> ProviderState:
         # Nothing reports a state: an eligible node with an hourly price is taken to be billing.
-        reported = row.get("provider_state")
+        reported = row.get("reported_state")
         if reported:
-            return ProviderState(State(reported), bool(row.get("provider_billing")), row.get("provider_message"))
+            return ProviderState(State(reported), bool(row.get("reported_billing")), row.get("reported_message"))
         return ProviderState(State.UNKNOWN, row["state"] == "eligible" and bool(row["price_per_hour"]))
 
     def allowed(self, row: RentedRow, state: ProviderState) -> frozenset[Action]:

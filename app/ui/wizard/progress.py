@@ -106,16 +106,16 @@ class ProgressPage(QWizardPage):
         if row is None:
             return
         self.row = row
-        hf_state = row["hf_state"] or "pending"
+        hf_state = row["provider_state"] or "pending"
         if self.windowed:
             if hf_state not in WINDOW_STEPS:
                 lines = "<br>".join(row.get("last_log_lines") or [])
-                self.fail(f"the batch window ended: {row['hf_message'] or hf_state}"
+                self.fail(f"the batch window ended: {row['provider_message'] or hf_state}"
                           + (f"<br><tt>{lines}</tt>" if lines else ""))
                 return
             hf_state = WINDOW_STEPS[hf_state]
         if hf_state in ("failed", "updateFailed"):
-            self.fail(f"Hugging Face reports {hf_state}: {row['hf_message'] or 'no message'}")
+            self.fail(f"Hugging Face reports {hf_state}: {row['provider_message'] or 'no message'}")
             return
         self.show_state(hf_state)
 
@@ -130,7 +130,7 @@ class ProgressPage(QWizardPage):
         row = self.row
         cost = row["cost"]["session_usd"] if row is not None else None
         price = row["price_per_hour"] if row is not None else None
-        message = (row["hf_message"] if row is not None else None) or ""
+        message = (row["provider_message"] if row is not None else None) or ""
         if hf_state == "running":
             self._poll.stop()
             ends_at = row.get("window_ends_at") if row is not None else None
