@@ -14,6 +14,7 @@ from app.services.batch import attach_batch
 from app.services.cluster.attach import attach_cluster
 from app.services.frontdoor.server import build_frontdoor
 from app.services.hf import attach_hf
+from app.services.hf.routes import register_hf_api
 from app.services.keys.attach import attach_requesters
 from app.services.metrics import attach_metrics
 from app.services.node import Node
@@ -32,6 +33,7 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     node.cluster = attach_cluster(node)
     node.batches = attach_batch(node)
     node.metrics = attach_metrics(node)
+    register_hf_api()  # Hugging Face's part of the service API and its routes (api/parts.py)
     node.extra_control_routes.extend(control_routes(NodeApi(node)))  # every action, as the tray has them
     node.extra_control_routes.extend(models_routes(ModelsApi(node)))  # names and windows (`pairwise models`)
     node.frontdoor_app = lambda: build_frontdoor(node)

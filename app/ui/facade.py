@@ -17,7 +17,6 @@ from typing import Any
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
 from app.services.api.changes import NewKey, SettingsChange
-from app.services.api.hf import CatalogRow, HardwareOffer, HfAccount
 from app.services.api.models import CopyRow, ModelRow, SuggestionRow
 from app.services.api.rented import ActionResult
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
@@ -40,6 +39,7 @@ from app.services.api.snapshots import (
     UnpairedRow,
 )
 from app.services.events import Event, PausingOnExit
+from app.services.hf.api import CatalogRow, HardwareOffer, HfAccount, HfApi
 
 
 class NodeFacade:
@@ -81,10 +81,10 @@ class NodeFacade:
         return self.api.off_lan_policy()
 
     def hf_available(self) -> bool:
-        return self.api.hf.available
+        return self.api.part(HfApi).available
 
     def hf_signed_in(self) -> bool:
-        return self.api.hf.signed_in
+        return self.api.part(HfApi).signed_in
 
     def pause_on_exit_targets(self) -> list[str]:
         return self.api.rented.pause_on_exit_targets()
@@ -107,19 +107,19 @@ class NodeFacade:
     # -- Hugging Face account and look-ups -------------------------------------------------------------------
 
     async def hf_status(self) -> HfAccount:
-        return await self.api.hf.status()
+        return await self.api.part(HfApi).status()
 
     async def hf_login(self, token: str) -> HfAccount:
-        return await self.api.hf.login(token)
+        return await self.api.part(HfApi).login(token)
 
     async def hf_logout(self) -> None:
-        await self.api.hf.logout()
+        await self.api.part(HfApi).logout()
 
     async def hf_catalog(self, search: str | None = None) -> list[CatalogRow]:
-        return await self.api.hf.catalog(search)
+        return await self.api.part(HfApi).catalog(search)
 
     async def hf_hardware(self, namespace: str | None = None) -> list[HardwareOffer]:
-        return await self.api.hf.hardware(namespace)
+        return await self.api.part(HfApi).hardware(namespace)
 
     # -- rented nodes ----------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """What may import what (docs/architecture.md, "Rules"): a module imports only its own room and the
 rooms below it, and the tray imports from app/services only the service API, the event catalog,
-the error tree and the platform layer. Walked from the source, so a lazy import inside a function
+the error tree and the platform layer (a provider's own part of each included). Walked from the source, so a lazy import inside a function
 counts as much as one at the top; a type-only import (under ``if TYPE_CHECKING:``) may also name
 the composition root's ``Node``, the handle a feature's ``attach_*`` is given. No two modules import
 each other, however far round and whatever the kind of import (``test_no_import_goes_round``)."""
@@ -13,6 +13,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
+# Each provider's part of the service API (its account, look-ups, routes), kept in its folder.
+PROVIDER_API_PARTS = ("app.services.hf.api", "app.services.hf.routes", "app.services.hf.routes_jobs")
 # Lowest first; a module belongs to the room of its longest matching prefix.
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
@@ -37,13 +39,17 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("metrics", ("app.services.metrics",)),
     ("node", ("app.services.node",)),
     ("api", ("app.services.api",)),
+    # A provider's part of the service API and its control routes, in its folder (api/parts.py).
+    ("provider-api", PROVIDER_API_PARTS),
     ("compose", ("app.services.bootstrap",)),
     ("entry", ("app.ui", "app.cli", "app.cli_", "app.control_client", "app.__main__")),
 ]
 # Test doubles and tools, outside the house: they may use it, it never imports them (but the demo).
 TOOLS = ("app.simulator", "app.tinymodel", "app.harness")
 DEMO = "app.cli_demo"
-UI_MAY_USE = ("app.services.api", "app.services.events", "app.services.errors", "app.services.platform")
+UI_MAY_USE = ("app.services.api", "app.services.events", "app.services.errors", "app.services.platform",
+              # and a provider's own part of them: its service API, its events and errors
+              "app.services.hf.api", "app.services.hf.events", "app.services.hf.errors")
 # The tray's entry point builds its node as `pairwise serve` does (the views still see only the API).
 LAUNCHER, LAUNCHER_MAY_USE = "app.ui.launch", ("app.services.bootstrap",)
 TYPE_ONLY_MAY_NAME = ("app.services.node",)

@@ -8,15 +8,17 @@ rows: ``billing``, ``pausable``, ``resumable``; jobs: ``requester_text``) so no 
 service's state sets.
 
     NodeApi                 status, nodes, jobs, engines, settings (off-LAN), events, stop
-    NodeApi.rented          RentedApi: rented nodes (attach, set, detach, probe) and, on Hugging
-                            Face, plan / create / pause / resume / delete, batch windows
-    NodeApi.hf              HfApi: the account (login, logout, status) and look-ups
+    NodeApi.rented          RentedApi: rented nodes (attach, set, detach, probe), the actions their
+                            provider offers (pause / resume / stop / delete), and a provider's plan /
+                            create, batch windows
+    NodeApi.part(cls)       a provider's own part (its account, look-ups and routes), registered from
+                            its folder (parts.py)
     NodeApi.cluster         ClusterApi: pairing, peers
     NodeApi.keys            KeysApi: named keys, the LAN door, spend by requester
     NodeApi.first_run       FirstRunApi: engines found on loopback, the front door's port, the welcome
 
 Every method returns JSON-ready shapes (what ``--json`` prints), ``TypedDict``s of ``rows.py`` (node
-and rented rows), ``snapshots.py`` (status, jobs, engines, keys, peers, pairing...) and ``hf.py``;
+and rented rows), ``snapshots.py`` (status, jobs, engines, keys, peers, pairing...) and a provider's part;
 takes each change as a pydantic model of ``changes.py`` (one spelling for routes, CLI and tray); and
 raises ``PairwiseError`` subclasses (``FeatureMissing`` when the node has no such feature) whose
 message a person reads.

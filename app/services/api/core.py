@@ -1,39 +1,49 @@
 """``NodeApi``: the node's own snapshots and actions (status, nodes, jobs, engines, settings, events,
-stop), and the feature APIs under it (``rented``, ``hf``, ``cluster``, ``keys``, ``first_run``, ``models``)."""
+stop), the feature APIs under it (``rented``, ``cluster``, ``keys``, ``first_run``, ``models``) and
+each registered provider's part (``part(cls)``, ``parts``: see parts.py)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Literal, TypeVar
 
 from app.services.api.batch import BatchApi
 from app.services.api.changes import SettingsChange
 from app.services.api.cluster import ClusterApi
 from app.services.api.first_run import FirstRunApi
-from app.services.api.hf import HfApi
 from app.services.api.keys import KeysApi
 from app.services.api.models import ModelsApi
+from app.services.api.parts import Part, parts_for
 from app.services.api.rented import RentedApi
 from app.services.api.rows import NodeRow, RentedActionRow
 from app.services.api.snapshots import JobRow, NodeStatus, RemovedEngine, SettingsRow
-from app.services.errors import ConfigError
+from app.services.errors import ConfigError, FeatureMissing
 from app.services.events import Event, NodeChanged
 from app.services.node import Node
 from app.services.upstream_facts import EngineFacts
 from app.settings import NodeSettings
+
+T = TypeVar("T")
 
 
 class NodeApi:
     def __init__(self, node: Node) -> None:
         self.node = node
         self.rented = RentedApi(node)
-        self.hf = HfApi(node)
         self.cluster = ClusterApi(node)
         self.keys = KeysApi(node)
         self.first_run = FirstRunApi(node)
         self.batches = BatchApi(node)
         self.models = ModelsApi(node)
+        self.parts: list[Part] = parts_for(node, self.rented)
+
+    def part(self, kind: type[T]) -> T:
+        """The registered provider part of that type (``api.part(MyCloudApi)``)."""
+        for part in self.parts:
+            if isinstance(part.api, kind):
+                return part.api
+        raise FeatureMissing(f"this node's service API has no {kind.__name__}: its provider is not registered")
 
     # -- snapshots -------------------------------------------------------------------------------------------
 
@@ -47,7 +57,7 @@ class NodeApi:
 
     @property
     def demo(self) -> bool:
-        """This node is ``pairwise demo``'s (a simulated Hugging Face, its own home)."""
+        """This node is ``pairwise demo``'s (a simulated provider, its own home)."""
         return self.node.settings.demo
 
     def status(self) -> NodeStatus:
@@ -55,8 +65,8 @@ class NodeApi:
 
     def nodes(self, *, own_detail: bool = False) -> list[NodeRow]:
         """Every node: this one, its rented nodes, peers and their shared rented nodes. With
-        ``own_detail`` this node's rented rows carry what only the sponsor may see (costs, HF's
-        message, ``billing``/``pausable``/``resumable``), as the tray shows them."""
+        ``own_detail`` this node's rented rows carry what only the sponsor may see (costs, the
+        provider's message, ``billing``/``pausable``/``resumable``), as the tray shows them."""
         rows = self.node.nodes()
         if not own_detail:
             return rows

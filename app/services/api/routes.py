@@ -10,8 +10,8 @@ what bootstrap gives the front door.
     GET    /engines, POST /engines, DELETE /engines/{name}
     GET    /settings                                {"off_lan": "allow"|"deny"}
     PATCH  /settings           {"off_lan"?}         change settings, spelt as GET reads them (allow | deny)
-    rented nodes, Hugging Face, pairing and peers:  see routes_features.py
-    batch windows (/hf/jobs):                       see routes_windows.py
+    rented nodes, pairing and peers:                see routes_features.py
+    a provider's own routes:                        its part (parts.py), in its folder
     keys, the LAN door, spend by requester:         see routes_keys.py
     batches (plan, run, list, show, cancel, results): see routes_batch.py
 """
@@ -27,9 +27,8 @@ from aiohttp import web
 from app.services.api.changes import SettingsChange, parsed
 from app.services.api.core import NodeApi
 from app.services.api.routes_batch import batch_routes
-from app.services.api.routes_features import cluster_routes, hf_routes, rented_routes
+from app.services.api.routes_features import cluster_routes, rented_routes
 from app.services.api.routes_keys import keys_routes
-from app.services.api.routes_windows import windows_routes
 from app.services.frontdoor.control import Handler, json_body, query_flag, query_int
 
 Route = tuple[str, str, Handler]
@@ -93,6 +92,6 @@ def control_routes(api: NodeApi) -> list[Route]:
         ("GET", "/engines", engines_list), ("POST", "/engines", engines_add),
         ("DELETE", "/engines/{name}", engines_remove),
         ("GET", "/settings", settings), ("PATCH", "/settings", change_settings),
-        *rented_routes(api.rented), *hf_routes(api.hf, api.rented), *cluster_routes(api.cluster),
-        *windows_routes(api.rented), *keys_routes(api.keys), *batch_routes(api.batches),
+        *rented_routes(api.rented), *cluster_routes(api.cluster), *keys_routes(api.keys), *batch_routes(api.batches),
+        *(route for part in api.parts for route in part.routes),
     ]

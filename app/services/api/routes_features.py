@@ -1,4 +1,5 @@
-"""Control routes of the node's features: HTTP adapters over ``RentedApi``, ``HfApi`` and ``ClusterApi``.
+"""Control routes of the node's features: HTTP adapters over ``RentedApi`` and ``ClusterApi`` (a
+provider's own routes are in its folder, registered as its part: parts.py).
 A token only ever travels inward (CLI -> node over loopback) and is never echoed back.
 
     GET    /rented                  {"rented": [row...]}
@@ -11,12 +12,6 @@ A token only ever travels inward (CLI -> node over loopback) and is never echoed
     POST   /rented/{name}/{action}  pause | resume | stop | delete, as its provider offers them (the row's
                                     ``actions``); delete needs {"confirm": "<name>"}; -> {"name", "action", "row"}
     POST   /spend/repair            {"accept_usd"?: float, "name"?: str}: a new spend account (spend.py)
-
-    POST   /hf/login {"token"}, POST /hf/logout {"yes"?: true}, GET /hf/status
-    GET    /hf/catalog?search=, /hf/hardware?namespace=, /hf/endpoints?namespace=
-    POST   /hf/rented/plan, POST /hf/rented (create)
-    POST   /hf/rented/{name}/pause | resume, DELETE /hf/rented/{name}: older spellings of
-           /rented/{name}/{action}, kept answering for scripts written against them
 
     POST   /pair/invite      {"ttl_s"?}                -> {"pin", "address", "expires_at"}
     GET    /pair/invite                                -> the invite's state
@@ -36,15 +31,14 @@ from typing import Any
 from aiohttp import web
 
 from app.services.api.cluster import ClusterApi
-from app.services.api.hf import HfApi
 from app.services.api.rented import RentedApi
-from app.services.errors import ConfigError, PairwiseError
+from app.services.errors import ConfigError
 from app.services.frontdoor.control import Handler, json_body
 
 Route = tuple[str, str, Handler]
 
 
-def _token(data: dict[str, Any]) -> str | None:
+def token_of(data: dict[str, Any]) -> str | None:
     token = data.pop("token", None)
     if token is not None and (not isinstance(token, str) or not token.strip()):
         raise ConfigError("token must be a non-empty string")
@@ -66,12 +60,12 @@ def rented_routes(rented: RentedApi) -> list[Route]:
 
     async def attach(request: web.Request) -> web.Response:
         data = await json_body(request)
-        token = _token(data)
+        token = token_of(data)
         return web.json_response(await rented.attach(data, token), status=201)
 
     async def apply(request: web.Request) -> web.Response:
         data = await json_body(request)
-        token = _token(data)
+        token = token_of(data)
         items = data.get("declarations")
         if not isinstance(items, list):
             raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
@@ -82,7 +76,7 @@ def rented_routes(rented: RentedApi) -> list[Route]:
 
     async def change(request: web.Request) -> web.Response:
         data = await json_body(request)
-        token = _token(data)
+        token = token_of(data)
         changes = data.get("changes") or {}
         if not isinstance(changes, dict):
             raise ConfigError("changes must be an object")
@@ -115,58 +109,6 @@ def rented_routes(rented: RentedApi) -> list[Route]:
         ("DELETE", "/rented/{name}", detach), ("POST", "/rented/{name}/probe", probe),
         ("POST", "/rented/{name}/{action}", act),
         ("POST", "/spend/repair", repair_spend),
-    ]
-
-
-def hf_routes(hf: HfApi, rented: RentedApi) -> list[Route]:
-    async def login(request: web.Request) -> web.Response:
-        token = (await json_body(request)).get("token")
-        if not isinstance(token, str):
-            raise PairwiseError("the body needs a 'token'", title="Bad request")
-        return web.json_response(await hf.login(token))
-
-    async def logout(request: web.Request) -> web.Response:
-        return web.json_response(await hf.logout(force=(await json_body(request)).get("yes") is True))
-
-    async def status(request: web.Request) -> web.Response:
-        return web.json_response(await hf.status())
-
-    async def catalog(request: web.Request) -> web.Response:
-        return web.json_response({"models": await hf.catalog(request.query.get("search") or None)})
-
-    async def hardware(request: web.Request) -> web.Response:
-        return web.json_response({"hardware": await hf.hardware(request.query.get("namespace") or None)})
-
-    async def endpoints(request: web.Request) -> web.Response:
-        return web.json_response({"endpoints": await hf.endpoints(request.query.get("namespace") or None)})
-
-    async def plan(request: web.Request) -> web.Response:
-        result = await rented.plan(await json_body(request))
-        result.pop("body", None)
-        return web.json_response(result)
-
-    async def create(request: web.Request) -> web.Response:
-        return web.json_response(await rented.create(await json_body(request)), status=201)
-
-    async def pause(request: web.Request) -> web.Response:
-        return web.json_response(await rented.pause(request.match_info["name"]))
-
-    async def resume(request: web.Request) -> web.Response:
-        return web.json_response(await rented.resume(request.match_info["name"]))
-
-    async def delete(request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        endpoint = rented.show(name)["endpoint"]
-        confirm = (await json_body(request)).get("confirm")
-        await rented.act(name, "delete", confirm=confirm if isinstance(confirm, str) else None)
-        return web.json_response({"deleted": endpoint, "detached": name})
-
-    return [
-        ("POST", "/hf/login", login), ("POST", "/hf/logout", logout), ("GET", "/hf/status", status),
-        ("GET", "/hf/catalog", catalog), ("GET", "/hf/hardware", hardware), ("GET", "/hf/endpoints", endpoints),
-        ("POST", "/hf/rented/plan", plan), ("POST", "/hf/rented", create),
-        ("POST", "/hf/rented/{name}/pause", pause), ("POST", "/hf/rented/{name}/resume", resume),
-        ("DELETE", "/hf/rented/{name}", delete),
     ]
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QVBoxLayout, QWizardPage
 
-from app.services.api.hf import HfAccount
 from app.services.errors import RefusedError
+from app.services.hf.api import HfAccount
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling

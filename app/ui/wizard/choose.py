@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api import glossary
-from app.services.api.hf import CatalogRow, HardwareOffer
+from app.services.hf.api import CatalogRow, HardwareOffer
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
 from app.ui.sizing import scrolling

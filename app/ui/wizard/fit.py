@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from app.services.api import glossary
-from app.services.api.hf import CatalogRow, HardwareOffer
+from app.services.hf.api import CatalogRow, HardwareOffer
 
 EMBEDDING_TASKS = frozenset({"feature-extraction", "sentence-similarity", "sentence-embeddings", "embeddings"})
 _EXPERTS = re.compile(r"(?<![a-z0-9.])(\d+)x(\d+(?:\.\d+)?)([bm])(?![a-z])", re.IGNORECASE)

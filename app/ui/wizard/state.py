@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from app.services.api.hf import HardwareOffer
+from app.services.hf.api import HardwareOffer
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWizardPage

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QDoubleSpinBox, QFormLayout, QLabel, QRadioButton, QWidget
 
-from app.services.api.hf import HardwareOffer
+from app.services.hf.api import HardwareOffer
 from app.ui import fmt
 from app.ui.palette import muted
 

@@ -1,6 +1,7 @@
-"""``HfApi``: the node's Hugging Face account (token in the keyring) and look-ups. Each answer is a
-``TypedDict`` made here from the adapter's own records, so the CLI, the routes and the wizard read
-the same keys."""
+"""``HfApi``: Hugging Face's part of the service API (``api/parts.py``; its routes in ``routes.py``):
+the node's account (token in the keyring) and look-ups. Each answer is a ``TypedDict`` made here from
+the adapter's own records, so the CLI, the routes and the wizard read the same keys; the tray finds it
+as ``api.part(HfApi)``."""
 
 from __future__ import annotations
 
