@@ -2,9 +2,10 @@
 
 Every error carries a short ``title`` and a ``message`` that a notification, a CLI line or an HTTP
 error body can show as is (the Maestral lesson), and the HTTP ``status`` the control API answers
-with. Catch the branch you mean (``NotFound``, not ``HfNotFound``, when any missing thing will do).
-A module's own errors are defined in that module and derive from the branch below that fits; the
-tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing from this list):
+with. Catch the branch you mean (``NotFound``, not a provider's own kind of it, when any missing thing
+will do). A module's own errors are defined in that module and derive from the branch below that fits;
+the tree lists them all, but a provider's, which its folder's ``errors.py`` lists in a tree of its own
+(``tests/unit/test_error_tree.py`` fails when one is missing from either list):
 
     PairwiseError
     ├── ConfigError                   a setting, declaration or argument is invalid (names the rule)
@@ -21,14 +22,11 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     ├── Unsupported                   translate/refusal.py: a Responses/Anthropic field that cannot be honoured (400)
     ├── BodyError                     frontdoor/body.py: a request body refused (413, 400), with its status
     ├── CredentialError               the keyring is unavailable or a credential is missing
-    │   ├── NoCredentialStore         secrets.py: no OS credential store on this machine (headless)
-    │   └── HfAuthError               hf/errors.py: Hugging Face refused the token
+    │   └── NoCredentialStore         secrets.py: no OS credential store on this machine (headless)
     ├── NotFound                      an engine, node, model or endpoint that does not exist
-    │   ├── HfNotFound                hf/errors.py: not found on Hugging Face
     │   └── BatchNotFound             batch/service.py: no such batch (or input file)
-    ├── FeatureMissing                a feature (cluster, rented nodes, Hugging Face) is not attached here
+    ├── FeatureMissing                a feature (cluster, rented nodes, a provider's) is not attached here
     ├── RefusedError                  refused by policy (loopback rule, sharing off, budget...)
-    │   ├── HfPermissionError         hf/errors.py: the token lacks a permission
     │   ├── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
     │   ├── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain
     │   ├── NotOffered                rented/provider.py: an action this node's provider does not offer
@@ -40,8 +38,9 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     │   ├── UpstreamRefused           a peer refused it by its policy (a budget cap reached...) (403)
     │   ├── LineTooLong               translate/lines.py: an upstream line over the cap
     │   └── MalformedResponse         backends/h1_response.py: the upstream's bytes are not HTTP/1.1 (the splice)
-    ├── HfError                       hf/errors.py: Hugging Face answered an error (HfAuthError,
-    │   └── HfUnavailable               HfPermissionError and HfNotFound are HfErrors too)
+    ├── (a provider's errors)         its folder's errors.py: its API answered an error; each kind also
+    │                                   joins the branch above that fits (a refused token is a
+    │                                   CredentialError, a missing endpoint a NotFound)
     ├── NotSaved                      home.py: a change could not be written (disk full, read-only,
     │                                   permission), so it was not made
     ├── PeerError                     cluster/peer_client.py: a peer unreachable or refusing
@@ -52,7 +51,7 @@ tree lists them all (``tests/unit/test_error_tree.py`` fails when one is missing
     ├── IdentityError                 cluster/identity.py: this node's certificate is unreadable or invalid
     └── ControlError                  the CLI could not talk to a running node
 
-Exceptions that never leave their module (``hf.client._RetriedThen``, a retry signal) are not errors
+Exceptions that never leave their module (a client's ``_RetriedThen``, a retry signal) are not errors
 and stay out of the tree.
 """
 

@@ -19,6 +19,9 @@ How to add a kind:
    ``REFRESH_NODES`` / ``REFRESH_JOBS`` / ``QUIET`` when it only changes what views show.
    ``tests/unit/test_events.py`` fails until every kind has one.
 4. Publish it where the fact happens: ``bus.publish(YourEvent(node=..., ...))``.
+
+A provider's own events (its account signed in, say) live in its folder (``<provider>/events.py``) and join
+this catalog the same way; generic events name no provider, and say "its provider" where one acts.
 """
 
 from __future__ import annotations
@@ -276,27 +279,6 @@ class PairWrongPin(Event):
                 f"{'try' if self.tries_left == 1 else 'tries'} left before the invite is voided")
 
 
-# -- Hugging Face account ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HfSignedIn(Event):
-    kind: ClassVar[str] = "hf_signed_in"
-    user: str
-    namespaces: list[str]
-
-    def summary(self) -> str:
-        return f"signed in to Hugging Face as {self.user}"
-
-
-@dataclass(frozen=True)
-class HfSignedOut(Event):
-    kind: ClassVar[str] = "hf_signed_out"
-
-    def summary(self) -> str:
-        return "signed out of Hugging Face"
-
-
 # -- rented nodes and their money ----------------------------------------------------------------------------
 
 
@@ -407,7 +389,7 @@ class RentedDrifted(Event):
 
 @dataclass(frozen=True)
 class WindowEnded(Event):
-    """A batch window (an HF Job) ended: completed, failed, canceled or out of time."""
+    """A batch window (a job rented for a fixed time) ended: completed, failed, canceled or out of time."""
 
     kind: ClassVar[str] = "window_ended"
     node: str
@@ -431,7 +413,7 @@ class WindowStopped(Event):
     usd: float | None = None  # what an orphaned window found at start had cost
 
     def summary(self) -> str:
-        return f"{self.node}: batch window cancelled on Hugging Face ({self.cause}): {self.reason}"
+        return f"{self.node}: batch window cancelled on its provider ({self.cause}): {self.reason}"
 
 
 # -- cost caps under faults (issue 13) -----------------------------------------------------------------------
@@ -439,8 +421,8 @@ class WindowStopped(Event):
 
 @dataclass(frozen=True)
 class PriceChanged(Event):
-    """HF's price of a rented endpoint's compute changed (a new price, or new hardware): charged from
-    now at ``charged_per_hour`` (the higher of the declared and HF's price)."""
+    """The provider's price of a rented endpoint's compute changed (a new price, or new hardware): charged
+    from now at ``charged_per_hour`` (the higher of the declared and the provider's price)."""
 
     kind: ClassVar[str] = "price_changed"
     node: str
@@ -451,13 +433,13 @@ class PriceChanged(Event):
     charged_per_hour: float
 
     def summary(self) -> str:
-        return (f"{self.node}: {self.endpoint} costs ${self.price_per_hour:g}/h on Hugging Face (was "
+        return (f"{self.node}: {self.endpoint} costs ${self.price_per_hour:g}/h on its provider (was "
                 f"${self.old_price_per_hour:g}/h, {self.compute}); charged at ${self.charged_per_hour:g}/h from now")
 
 
 @dataclass(frozen=True)
 class PriceUnknown(Event):
-    """HF lists no price for the compute a rented endpoint runs on: the node is ineligible and, when
+    """The provider lists no price for the compute a rented endpoint runs on: the node is ineligible and, when
     managed, paused (``paused``), until a price is known."""
 
     kind: ClassVar[str] = "price_unknown"
@@ -474,7 +456,7 @@ class PriceUnknown(Event):
 @dataclass(frozen=True)
 class RentedPaused(Event):
     """A managed endpoint paused for a reason no other kind tells: ``why`` is price (unknown), detach
-    (paused before it was detached) or logout (paused before the HF token was forgotten)."""
+    (paused before it was detached) or logout (paused before the provider's token was forgotten)."""
 
     kind: ClassVar[str] = "rented_paused"
     node: str
@@ -487,7 +469,7 @@ class RentedPaused(Event):
 
 @dataclass(frozen=True)
 class CapEnforced(Event):
-    """A managed endpoint over its cap was resumed outside Pairwise (HF's UI, another machine) and is
+    """A managed endpoint over its cap was resumed outside Pairwise (the provider's UI, another machine) and is
     being paused again: the cap holds whoever resumes it."""
 
     kind: ClassVar[str] = "cap_enforced"
@@ -503,9 +485,9 @@ class CapEnforced(Event):
 
 @dataclass(frozen=True)
 class PauseOwed(Event):
-    """A pause is owed to HF and HF has not reported the endpoint paused yet: told from the moment a
-    pause the money owes is decided (a cap, an unknown price), for others once an attempt failed (no
-    token, HF refusing or down), and again every billed minute until HF reports it paused
+    """A pause is owed to the provider and it has not reported the endpoint paused yet: told from the
+    moment a pause the money owes is decided (a cap, an unknown price), for others once an attempt failed
+    (no token, the provider refusing or down), and again every billed minute until it reports it paused
     (``BudgetPaused`` for a cap, ``OwedPauseTaken`` after a failure). The endpoint may be billing
     meanwhile: at ``price_per_hour`` since ``billing_since`` (wall clock, None: not seen billing);
     ``owed_since``: when the pause was decided; ``error``: why the last attempt failed ("" if none did)."""
@@ -526,7 +508,7 @@ class PauseOwed(Event):
         if self.billing_since:
             since = time.strftime(" (billing since %H:%M:%S UTC)", time.gmtime(self.billing_since))
         if not self.error:
-            return (f"{self.node}: {self.endpoint} is being paused ({self.reason}); until Hugging Face confirms it "
+            return (f"{self.node}: {self.endpoint} is being paused ({self.reason}); until its provider confirms it "
                     f"may still be billing{cost}{since}")
         return (f"{self.node}: {self.endpoint} should be paused ({self.reason}) but the pause could not be sent: "
                 f"{self.error}. It may still be billing{cost}{since}; Pairwise keeps trying")
@@ -546,7 +528,7 @@ class OwedPauseTaken(Event):
 
 @dataclass(frozen=True)
 class StillBilling(Event):
-    """An endpoint that should have been paused (``when``: exit or detach) is still billing on HF;
+    """An endpoint that should have been paused (``when``: exit or detach) is still billing on its provider;
     ``final``: Pairwise stopped trying (the next start pauses it and charges the gap)."""
 
     kind: ClassVar[str] = "still_billing"

@@ -23,8 +23,6 @@ from app.services.events import (
     BudgetPaused,
     CapEnforced,
     Event,
-    HfSignedIn,
-    HfSignedOut,
     IdlePaused,
     NodeChanged,
     NodeStarted,
@@ -60,6 +58,7 @@ from app.services.events import (
     WorkloadStarted,
     WorkloadUpdated,
 )
+from app.services.hf.events import HfSignedIn, HfSignedOut
 
 SUMMARY_INTERVAL_S = 60.0
 ATTENTION_KINDS = frozenset({RentedFailed.kind, BudgetPaused.kind, RentedDrifted.kind, ReconcilePaused.kind})

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.services.events import HfSignedIn, HfSignedOut
+from app.services.hf.events import HfSignedIn, HfSignedOut
 from app.services.hf.hooks import HfHooks
 from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle

@@ -12,10 +12,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.services.errors import CredentialError, RefusedError
-from app.services.events import EventBus, HfSignedIn, HfSignedOut
+from app.services.events import EventBus
 from app.services.hf.catalog import CatalogModel
 from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfAuthError
+from app.services.hf.events import HfSignedIn, HfSignedOut
 from app.services.hf.models import HardwareRow
 from app.services.hf.tokens import CALL, MANAGE, TOKEN_KEY, TokenReport, analyse, missing_message
 from app.services.hf.tuning import HfTuning
