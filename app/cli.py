@@ -98,24 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extensions() -> list[Any]:
-    """Command groups that live in their own modules."""
-    from app import (
-        cli_batch,
-        cli_cluster,
-        cli_demo,
-        cli_hf,
-        cli_keys,
-        cli_models,
-        cli_rented,
-        cli_rented_hf,
-        cli_settings,
-        cli_sim,
-    )
+    """Command groups that live in their own modules, and each provider's (app/cli_providers.py)."""
+    from app import cli_batch, cli_cluster, cli_keys, cli_models, cli_rented, cli_settings
+    from app.cli_providers import provider_commands
 
-    # cli_rented_hf adds create/pause/resume/delete to the `rented` group, so it comes after cli_rented.
-    return [cli_sim.register, cli_hf.register, cli_rented.register, cli_rented_hf.register, cli_demo.register,
-            cli_cluster.register, cli_keys.register, cli_settings.register, cli_models.register,
-            cli_batch.register]
+    providers = provider_commands()
+
+    def rented(sub: Any) -> None:
+        cli_rented.register(sub, [p.register_rented for p in providers])
+
+    return [rented, *(p.register for p in providers), cli_cluster.register, cli_keys.register,
+            cli_settings.register, cli_models.register, cli_batch.register]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,8 +193,10 @@ def cmd_nodes(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0
+    from app.cli_providers import name_providers
     from app.services.api import glossary  # here: the service API is heavy for every other command
 
+    name_providers()
     rows = []
     for n in data:
         state = glossary.node_state(n)  # the words the tray shows

@@ -1,7 +1,7 @@
 """`pairwise batch plan|run|list|show|cancel|results|delete`: batches from the command line.
 
 `plan` estimates a file's tokens and its time on the cluster (measured rates, or a short probe), and
-when a deadline cannot be met here proposes the cheapest batch window on Hugging Face Jobs. `run`
+when a deadline cannot be met here proposes the cheapest batch window a provider rents. `run`
 starts the batch (renting that window with `--rent`) and follows it with a progress bar (rate, ETA,
 cost) until it ends; Ctrl-C leaves it running. Everything goes through the running node's control
 API; the same batches are at the front door's /v1/batches for the openai SDK.
@@ -129,7 +129,12 @@ def describe_plan(plan: dict[str, Any]) -> str:
         lines.append(f"  deadline: {duration(plan['deadline_s'])}: {met} on the cluster as it is")
     rent = plan.get("rent")
     if rent:
-        lines.append(f"  rent:     {rent['gpu']} ({rent['gpu_description']}) on Hugging Face Jobs for {rent['window']}"
+        from app.cli_providers import name_providers
+        from app.services.api import glossary  # here: heavy for every other command
+
+        name_providers()
+        lines.append(f"  rent:     {rent['gpu']} ({rent['gpu_description']}) as a {glossary.provider(rent['provider'])}"
+                     f" for {rent['window']}"
                      f" = {rent['window_minutes']} min x ${rent['price_per_hour']:.2f}/h = "
                      f"${rent['window_cost_usd']:.2f} (pairwise batch run --rent)")
     if plan.get("rent_note"):

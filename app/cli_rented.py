@@ -1,4 +1,7 @@
-"""`pairwise rented`: attach, apply, list, show, set and detach rented nodes on the running node.
+"""`pairwise rented`: attach, apply, list, show, set and detach rented nodes on the running node, and
+the actions a rented node's provider offers (pause, resume, stop, delete: ``POST /rented/{name}/{action}``,
+refused by name where it offers none). A provider's own subcommands (``create``...) join the group
+from its commands' package (app/cli_providers.py).
 
 A token is read from stdin (``--token-stdin``) and sent once to the node over loopback, which
 keeps it in the OS keyring; it is never an argument (arguments show up in process lists).
@@ -8,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +23,12 @@ from app.services.keys.peer_limits import parse_peer_values
 from app.services.rented.decl import POLICIES, PROVIDERS, declarations_from
 
 ON_OFF = ["on", "off"]
-# Probing and resolving can take a while (an endpoint's first answer, the HF API).
+# Probing and resolving can take a while (an endpoint's first answer, a provider's API).
 TIMEOUT_S = 120.0
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, extensions: Sequence[Callable[[Any], None]] = ()) -> None:
+    """The `rented` group; each of ``extensions`` adds a provider's own subcommands to it."""
     parser: argparse.ArgumentParser = sub.add_parser("rented", help="rented GPU nodes (off-LAN endpoints)")
     rsub = parser.add_subparsers(dest="rented_command", required=True)
 
@@ -31,7 +37,7 @@ def register(sub: Any) -> None:
     attach.add_argument("--provider", default="openai-compatible",
                         help=f"{', '.join(PROVIDERS)}, or one a plugin registers (docs/adding-a-provider.md)")
     attach.add_argument("--url", help="https base URL (http:// only for loopback hosts)")
-    attach.add_argument("--endpoint", help="NAMESPACE/NAME of a Hugging Face endpoint (instead of --url)")
+    attach.add_argument("--endpoint", help="NAMESPACE/NAME of the provider's endpoint (instead of --url)")
     attach.add_argument("--token-stdin", action="store_true", help="read the bearer token from stdin into the keyring")
     attach.add_argument("--model", action="append", default=[], help="a model it serves (repeatable)")
     attach.add_argument("--share", action="store_true", help="share with the cluster (off by default)")
@@ -86,8 +92,54 @@ def register(sub: Any) -> None:
     detach.add_argument("--yes", action="store_true",
                         help="detach even if the endpoint cannot be paused (it then keeps billing on its provider)")
 
+    add_actions(rsub)
+    for extend in extensions:
+        extend(rsub)
     parser.set_defaults(handler=run)
     register_spend(sub)
+
+
+def add_actions(rsub: Any) -> None:
+    """What a person may do to a rented node, as its provider offers it (the row's ``actions``)."""
+    for action, text in (("pause", "pause it on its provider (no charge; needs a resume)"), ("resume", "resume it"),
+                         ("stop", "end it now (a batch window: its job is cancelled)")):
+        parser = rsub.add_parser(action, help=text)
+        parser.add_argument("name")
+        parser.add_argument("--json", action="store_true")
+        parser.set_defaults(handler=cmd_action, action=action)
+    delete = rsub.add_parser("delete", help="delete it on its provider (irreversible) and detach it")
+    delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="delete without asking (for scripts)")
+    delete.set_defaults(handler=cmd_delete)
+
+
+def ask(question: str) -> str:
+    print(question, end=" ", flush=True)
+    line = sys.stdin.readline()
+    return line.strip()
+
+
+def cmd_action(args: argparse.Namespace) -> int:
+    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/rented/{args.name}/{args.action}")["row"]
+    if args.json:
+        print_json(row)
+        return 0
+    state = row.get("provider_state") or row.get("state_now")
+    print(f"rented node {args.name}: {state} on {row.get('provider_label') or row['provider']} ({row['state']})")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
+    row = client.call("GET", f"/rented/{args.name}")
+    where = row.get("provider_label") or row["provider"]
+    if not args.yes:
+        print(f"Delete {where} {row.get('endpoint')} (rented node {args.name})? This cannot be undone on its provider.")
+        if ask(f"Type {args.name} to confirm:") != args.name:
+            raise ConfigError(f"not deleted: the confirmation did not match {args.name!r}")
+    client.call("POST", f"/rented/{args.name}/delete", {"confirm": args.name})
+    print(f"deleted endpoint {row.get('endpoint')} on {where}; rented node {args.name} detached")
+    return 0
 
 
 def register_spend(sub: Any) -> None:
@@ -96,7 +148,7 @@ def register_spend(sub: Any) -> None:
     repair = ssub.add_parser("repair", help="start a new spend account when the old one is missing or damaged "
                                             "(the damaged file is kept aside)")
     repair.add_argument("--accept-usd", type=float,
-                        help="take this as today's spend of each account (e.g. from Hugging Face's billing page) "
+                        help="take this as today's spend of each account (e.g. from its provider's billing page) "
                              "instead of rebuilding it from this sponsor's job records and last figures")
     repair.add_argument("--node", help="only the account of this rented node")
     repair.add_argument("--json", action="store_true")
@@ -229,7 +281,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(rows)
         else:
+            from app.cli_providers import name_providers
             from app.services.api import glossary  # here: heavy for every other command
+
+            name_providers()
 
             print(table([[r["name"], r["provider"], glossary.rented_state(r), "yes" if r["shared"] else "no",
                           r["policy"], ", ".join(r["models"]), glossary.per_hour(r.get("price_per_hour")),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QLabel
 
-from app.cli_demo import write_demo_settings
+from app.cli_hf.demo import write_demo_settings
 from app.home import Home
 from app.simulator import SimulatedHF
 from app.ui.views.settings import SettingsView

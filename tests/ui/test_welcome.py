@@ -20,7 +20,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from app.cli import build_parser
-from app.cli_demo import run_demo, write_demo_settings
+from app.cli_hf.demo import run_demo, write_demo_settings
 from app.home import Home
 from app.services.bootstrap import build_node
 from app.simulator import SimulatedHF

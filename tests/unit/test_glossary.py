@@ -7,8 +7,17 @@ import datetime as dt
 import pytest
 
 from app.services.api import glossary
+from app.services.hf.words import COMPANY, LABELS
 
-RUNNING = {"kind": "rented", "state": "eligible", "provider_state": "running", "price_per_hour": 1.8}
+# Each row as the service API makes it: ``billing`` is its provider's word (api/rented.with_actions).
+RUNNING = {"kind": "rented", "provider": "huggingface-endpoint", "state": "eligible", "provider_state": "running",
+           "price_per_hour": 1.8, "billing": True}
+
+
+@pytest.fixture(autouse=True)
+def hugging_face_words() -> None:
+    for provider, label in LABELS.items():  # as registering Hugging Face's part of the API names them
+        glossary.name_provider(provider, label, COMPANY)
 
 
 @pytest.mark.parametrize(("usd", "text"), [
@@ -37,18 +46,20 @@ def test_caps_reset_at_utc_midnight_and_the_first_of_the_month() -> None:
 @pytest.mark.parametrize(("row", "words"), [
     (RUNNING, "Ready"),
     ({**RUNNING, "state": "starting", "provider_state": "initializing"}, "Starting (billing)"),
-    ({**RUNNING, "state": "starting", "provider_state": "pending"}, "Starting (waiting for a GPU)"),
-    ({**RUNNING, "state": "cold", "provider_state": "scaledToZero"}, "Asleep, wakes on request (no charge)"),
-    ({**RUNNING, "state": "paused", "provider_state": "paused"}, "Paused (no charge)"),
-    ({**RUNNING, "state": "paused", "provider_state": "paused", "lifecycle": {"wake_on_request": True}},
+    ({**RUNNING, "state": "starting", "provider_state": "pending", "billing": False}, "Starting (waiting for a GPU)"),
+    ({**RUNNING, "state": "cold", "provider_state": "scaledToZero", "billing": False},
+     "Asleep, wakes on request (no charge)"),
+    ({**RUNNING, "state": "paused", "provider_state": "paused", "billing": False}, "Paused (no charge)"),
+    ({**RUNNING, "state": "paused", "provider_state": "paused", "billing": False, "lifecycle": {"wake_on_request": True}},
      "Paused, wakes on request (no charge)"),
-    ({**RUNNING, "state": "unhealthy", "provider_state": "failed"}, "Failed"),
+    ({**RUNNING, "state": "unhealthy", "provider_state": "failed", "billing": False}, "Failed"),
     ({**RUNNING, "state": "ineligible", "reason": "budget reached: $0.45 of $0.45 per day"},
      "Over budget (paused until 00:00 UTC)"),
     ({**RUNNING, "state": "ineligible", "reason": "drifted: endpoint a/b changed outside Pairwise: x"},
      "Changed on Hugging Face (not used)"),
     ({**RUNNING, "state": "ineligible", "reason": "credential refused: 401"}, "Token refused (not used)"),
     ({**RUNNING, "provider_unreachable": "timed out"}, "Can't reach Hugging Face (may be billing)"),
+    ({**RUNNING, "provider": "my-cloud", "provider_unreachable": "timed out"}, "Can't reach its provider (may be billing)"),
 ])
 def test_every_state_in_plain_words(row: dict, words: str) -> None:
     assert glossary.rented_state(row) == words
@@ -57,7 +68,8 @@ def test_every_state_in_plain_words(row: dict, words: str) -> None:
 
 
 def test_what_bills_is_summed_for_the_title() -> None:
-    paused = {**RUNNING, "name": "b", "provider_state": "paused", "cost": {"day_usd": 0.1}}
+    paused = {**RUNNING, "name": "b", "state": "paused", "provider_state": "paused", "billing": False,
+              "cost": {"day_usd": 0.1}}
     rows = [{**RUNNING, "name": "a", "cost": {"day_usd": 0.32}}, paused]
     assert glossary.billing_summary(rows) == "1 GPU billing · $1.80/h · $0.42 today"
     assert glossary.billing_summary([paused]) is None

@@ -46,7 +46,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
 ]
 # Test doubles and tools, outside the house: they may use it, it never imports them (but the demo).
 TOOLS = ("app.simulator", "app.tinymodel", "app.harness")
-DEMO = "app.cli_demo"
+DEMO = "app.cli_hf.demo"
 UI_MAY_USE = ("app.services.api", "app.services.events", "app.services.errors", "app.services.platform",
               # and a provider's own part of them: its service API, its events and errors
               "app.services.hf.api", "app.services.hf.events", "app.services.hf.errors")

@@ -82,7 +82,7 @@ class BatchApi:
         window: str | None = None
         if order.rent:
             if self.node.hf_jobs is None:
-                raise FeatureMissing("--rent needs Hugging Face (sign in with 'pairwise hf login')")
+                raise FeatureMissing("--rent needs a provider of batch windows, set up and signed in")
             plan = await self.plan(order)
             if plan["meets_deadline"] is not False:
                 pass  # the cluster meets it as it is: nothing is rented

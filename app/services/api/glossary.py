@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-# What Hugging Face bills (its status.state), and what can be paused or resumed from Pairwise.
-BILLED_HF_STATES = frozenset({"initializing", "running", "updating"})
-PAUSABLE_HF_STATES = frozenset({"pending", "initializing", "running", "scaledToZero", "updating"})
-RESUMABLE_HF_STATES = frozenset({"paused", "failed", "updateFailed"})
 
 POLICY_WORDS = {
     "when-no-local-node": "Used only when no machine on your LAN has the model",
@@ -27,12 +23,24 @@ POLICY_WORDS = {
     "never": "Not used for requests",
 }
 
-PROVIDER_WORDS = {
-    "huggingface-endpoint": "Hugging Face Inference Endpoint",
-    "huggingface-job": "Hugging Face Job",
-    "huggingface-router": "Hugging Face Inference Providers",
-    "openai-compatible": "OpenAI-compatible endpoint",
+
+@dataclass(frozen=True)
+class ProviderWords:
+    """How a person reads a provider: what it is ("My Cloud GPU") and who runs it ("My Cloud")."""
+
+    label: str
+    company: str
+
+
+# A provider's words, by the declaration's ``provider``: each provider's folder names its own
+# (``name_provider``) when its part of the service API is registered.
+PROVIDER_WORDS: dict[str, ProviderWords] = {
+    "openai-compatible": ProviderWords("OpenAI-compatible endpoint", "its provider"),
 }
+
+
+def name_provider(key: str, label: str, company: str) -> None:
+    PROVIDER_WORDS[key] = ProviderWords(label, company)
 
 
 # -- numbers -------------------------------------------------------------------------------------------------
@@ -94,11 +102,8 @@ def budget_period(row: Mapping[str, Any]) -> str | None:
 def billing(row: Mapping[str, Any]) -> bool:
     """Is this (own) rented node costing money now, as far as the sponsor knows?"""
     if "billing" in row and isinstance(row["billing"], bool):
-        return row["billing"]
-    hf_state = row.get("provider_state")
-    if hf_state is not None:
-        return hf_state in BILLED_HF_STATES
-    # Not a managed HF endpoint: a usable node with an hourly price is assumed to bill.
+        return row["billing"]  # its provider's word (api/rented.with_actions)
+    # A row without it (a peer's): a usable node with an hourly price is assumed to bill.
     return row.get("state") in ("eligible", "starting") and bool(row.get("price_per_hour"))
 
 
@@ -107,15 +112,12 @@ def managed(row: Mapping[str, Any]) -> bool:
 
 
 def pausable(row: Mapping[str, Any]) -> bool:
-    if isinstance(row.get("pausable"), bool):
-        return bool(row["pausable"])
-    return managed(row) and row.get("provider_state") in PAUSABLE_HF_STATES
+    """What its provider allows now (the row's ``pausable``); a row without it cannot be paused from here."""
+    return managed(row) and row.get("pausable") is True
 
 
 def resumable(row: Mapping[str, Any]) -> bool:
-    if isinstance(row.get("resumable"), bool):
-        return bool(row["resumable"])
-    return managed(row) and row.get("provider_state") in RESUMABLE_HF_STATES
+    return managed(row) and row.get("resumable") is True
 
 
 def resume_refusal(row: Mapping[str, Any]) -> str | None:
@@ -133,18 +135,23 @@ def unreachable(row: Mapping[str, Any]) -> bool:
     return bool(row.get("provider_unreachable"))
 
 
+def company(row: Mapping[str, Any]) -> str:
+    """Who runs a rented node's provider, as a sentence names it ("My Cloud", else "its provider")."""
+    words = PROVIDER_WORDS.get(str(row.get("provider")))
+    return words.company if words is not None else "its provider"
+
+
 def rented_state(row: Mapping[str, Any]) -> str:
     """The short state of a rented node, as every view shows it."""
     state, reason = str(row.get("state") or ""), str(row.get("reason") or "")
-    hf_state = row.get("provider_state")
     if unreachable(row):
-        return "Can't reach Hugging Face" + (" (may be billing)" if billing(row) else "")
+        return f"Can't reach {company(row)}" + (" (may be billing)" if billing(row) else "")
     if state == "ineligible":
         period = budget_period(row)
         if period is not None:
             return f"Over budget (paused until {resets_text(period)})"
         if "changed outside Pairwise" in reason or "deleted outside Pairwise" in reason or "drift" in reason:
-            return "Changed on Hugging Face (not used)"
+            return f"Changed on {company(row)} (not used)"
         if reason.startswith("credential refused"):
             return "Token refused (not used)"
         if "price per hour is unknown" in reason or "price is unknown" in reason:
@@ -154,16 +161,15 @@ def rented_state(row: Mapping[str, Any]) -> str:
         if "policy is 'never'" in reason:
             return "Not used for requests"
         return "Not used"
-    if state == "paused" or hf_state == "paused":
+    # The scheduler's state is its provider's word read by the provider's own table (rented/provider.py).
+    if state == "paused":
         wakes = bool((row.get("lifecycle") or {}).get("wake_on_request"))
         return "Paused, wakes on request (no charge)" if wakes else "Paused (no charge)"
-    if state == "cold" or hf_state == "scaledToZero":
+    if state == "cold":
         return "Asleep, wakes on request (no charge)"
-    if state == "starting" or hf_state in ("pending", "initializing", "updating"):
-        if hf_state == "pending":
-            return "Starting (waiting for a GPU)"
-        return "Starting (billing)"
-    if state == "unhealthy" or hf_state in ("failed", "updateFailed"):
+    if state == "starting":
+        return "Starting (billing)" if billing(row) else "Starting (waiting for a GPU)"
+    if state == "unhealthy":
         return "Failed"
     if state == "eligible":
         return "Ready"
@@ -183,7 +189,8 @@ def policy(name: str | None) -> str:
 
 
 def provider(name: str | None) -> str:
-    return PROVIDER_WORDS.get(str(name), str(name or "–"))
+    words = PROVIDER_WORDS.get(str(name))
+    return words.label if words is not None else str(name or "–")
 
 
 def billing_summary(rented: Sequence[Mapping[str, Any]]) -> str | None:

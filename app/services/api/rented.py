@@ -1,5 +1,6 @@
 """``RentedApi``: rented nodes (attach, apply, set, detach, probe), the actions their provider offers
-(``act``: pause, resume, stop, delete) and, on Hugging Face, creating endpoints and batch windows.
+(``act``: pause, resume, stop, delete) and, where a provider creates them, new endpoints and batch
+windows.
 Rows carry ``billing``, ``actions`` and ``capabilities`` as the node's provider says
 (rented/provider.py), so neither this module nor a view knows any provider's states."""
 
@@ -9,6 +10,7 @@ import builtins
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from app.services.api import glossary
 from app.services.api.models import ModelsApi
 from app.services.api.rows import RentedActionRow, RentedRow
 from app.services.errors import ConfigError, FeatureMissing, RefusedError
@@ -41,7 +43,7 @@ def with_actions(row: RentedRow, provider: Provider) -> RentedActionRow:
     as its provider says."""
     state = provider.state(row)
     allowed = provider.allowed(row, state)
-    return {**row, "billing": state.billing, "pausable": Action.PAUSE in allowed,
+    return {**row, "provider_label": glossary.provider(row["provider"]), "billing": state.billing, "pausable": Action.PAUSE in allowed,
             "resumable": Action.RESUME in allowed, "stoppable": Action.STOP in allowed,
             "state_now": state.state.value, "actions": sorted(a.value for a in allowed),
             "capabilities": sorted(a.value for a in provider.capabilities)}
@@ -72,7 +74,7 @@ class RentedApi:
 
     def _ops(self) -> HfRented:
         if self.node.hf_rented is None:
-            raise FeatureMissing("this node has no Hugging Face rented operations attached")
+            raise FeatureMissing("this node has no provider that creates rented endpoints attached")
         return self.node.hf_rented
 
     def _windows(self) -> HfJobs:
@@ -126,8 +128,8 @@ class RentedApi:
         provider = manager.providers.of(node.decl.provider)
         if action == Action.RESUME and provider.polls:
             # A resume never bills past the caps: for a polled provider the check is made here, on the
-            # figures as they stand now (a new UTC day frees the cap); a controller of its own (HF's)
-            # refreshes the price first and checks itself.
+            # figures as they stand now (a new UTC day frees the cap); a provider with a controller of
+            # its own refreshes the price first and checks itself.
             manager.check_budget(node)
             refusal = resume_refusal(node)
             if refusal is not None:
@@ -178,7 +180,7 @@ class RentedApi:
         manager.changed(f"rented node {node.name} probed")
         return self.show(node.name)
 
-    # -- on Hugging Face: endpoints --------------------------------------------------------------------------
+    # -- a provider's new endpoints ---------------------------------------------------------------------------
 
     async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
         """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet), and
@@ -213,7 +215,7 @@ class RentedApi:
             raise ConfigError(f"rented node {name} is gone")
         return row
 
-    # -- on Hugging Face: batch windows ----------------------------------------------------------------------
+    # -- a provider's batch windows ---------------------------------------------------------------------------
 
     async def window_flavors(self) -> builtins.list[dict[str, Any]]:
         return [f.to_json() for f in await self._windows().flavors()]
@@ -230,7 +232,7 @@ class RentedApi:
         return await self._acted(name, "stop")
 
     def window_extend(self, name: str) -> None:
-        """Always refused, naming why (HF cannot lengthen a job)."""
+        """Always refused, naming why (its provider cannot lengthen a job)."""
         self._windows().extend(name)
 
     def window_logs(self, name: str, *, follow: bool, tail: int | None) -> AsyncIterator[tuple[str, str]]:

@@ -134,6 +134,7 @@ class RentedActionRow(RentedRow):
     """A sponsor's rented row as the service API returns it (``api/rented.with_actions``): what a person
     can do about it and whether it costs money now, so no view copies a provider's state sets."""
 
+    provider_label: str  # what its provider is, in words (``glossary.provider``)
     billing: bool
     pausable: bool
     resumable: bool

@@ -29,7 +29,7 @@ Hook = Callable[[], Awaitable[None]]
 
 class BatchNode(CallerNode, Protocol):
     """service.py, runner.py, money.py, plan.py, routes.py: the node's home, its inference path, its
-    workload records, its rented nodes and Hugging Face (a budget pauses them, a plan prices a window)."""
+    workload records, its rented nodes and their providers (a budget pauses them, a plan prices a window)."""
 
     home: Home
     inference: InferenceService

@@ -5,9 +5,9 @@ its answer (``max_tokens``, ``max_completion_tokens``, ``num_predict``; ``ASSUME
 where a line sets none). Time on the cluster comes from each copy's measured rate: a run of this
 node that used the copy lately, or else a short probe (the file's first request, sent to each copy
 at its batch share, at most ``PROBE_AT_ONCE`` at a time). Rented copies are left out of the local
-time. When a deadline cannot be met so, the cheapest GPU of Hugging Face Jobs is proposed as a
-batch window lasting until the deadline (shorter if the budget cannot pay for it), priced by the
-rented create path itself (``HfJobs.plan``), so the cost shown is the cost ``batch run --rent``
+time. When a deadline cannot be met so, the cheapest GPU of the provider of batch windows is
+proposed as a window lasting until the deadline (shorter if the budget cannot pay for it), priced by
+the rented create path itself (its ``plan``), so the cost shown is the cost ``batch run --rent``
 starts. What a window adds to the rate is not known until it runs: the plan says so.
 """
 
@@ -43,6 +43,7 @@ class CopyPlan(TypedDict):
 
 class RentPlan(TypedDict):
     name: str
+    provider: str  # the declaration's provider of the window (the CLI names it in words)
     gpu: str
     gpu_description: str
     window: str
@@ -152,16 +153,17 @@ async def _rent_option(service: BatchService, model: str, deadline_s: float,
                        budget_usd: float | None) -> tuple[RentPlan | None, str]:
     jobs = service.node.hf_jobs
     if jobs is None or service.node.hf is None:
-        return None, "the deadline cannot be met here, and no rented GPU can be proposed: Hugging Face is not set up"
+        return None, ("the deadline cannot be met here, and no rented GPU can be proposed: no provider of batch "
+                      "windows is set up")
     if "/" not in model:
-        return None, (f"the deadline cannot be met here; to rent a GPU for it, name the model as a Hugging Face "
+        return None, (f"the deadline cannot be met here; to rent a GPU for it, name the model as its provider's "
                       f"repository (OWNER/NAME), not {model!r}")
     try:
         flavors = sorted((f for f in await jobs.flavors() if f.gpu), key=lambda f: f.window_price_per_hour)
     except PairwiseError as exc:
-        return None, f"the deadline cannot be met here; Hugging Face's GPU list could not be read: {exc.message}"
+        return None, f"the deadline cannot be met here; the provider's GPU list could not be read: {exc.message}"
     if not flavors:
-        return None, "the deadline cannot be met here, and Hugging Face lists no GPU for jobs"
+        return None, "the deadline cannot be met here, and the provider lists no GPU for batch windows"
     cheapest = flavors[0]
     minutes = max(1, math.ceil(deadline_s / 60))
     if budget_usd is not None:
@@ -173,9 +175,9 @@ async def _rent_option(service: BatchService, model: str, deadline_s: float,
         window = await jobs.plan({"name": name, "model": model, "gpu": cheapest.name, "window": f"{minutes}m"})
     except ConfigError as exc:
         return None, f"the deadline cannot be met here; the cheapest window is refused: {exc.message}"
-    rent: RentPlan = {"name": name, "gpu": window["gpu"], "gpu_description": window["gpu_description"],
+    rent: RentPlan = {"name": name, "provider": window["provider"], "gpu": window["gpu"], "gpu_description": window["gpu_description"],
                       "window": window["window"], "window_minutes": window["window_minutes"],
                       "price_per_hour": window["price_per_hour"], "window_cost_usd": window["window_cost_usd"],
                       "model": model}
-    return rent, ("the cheapest GPU on Hugging Face Jobs as a window until the deadline; how much it speeds the "
+    return rent, ("the cheapest GPU its provider has for a window until the deadline; how much it speeds the "
                   "batch is measured once it runs")

@@ -14,18 +14,22 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from app.services.api import glossary
 from app.services.api.parts import register_part
 from app.services.api.rented import RentedApi
 from app.services.errors import PairwiseError
 from app.services.frontdoor.control import ControlRoute, json_body
 from app.services.hf.api import HfApi
 from app.services.hf.routes_jobs import windows_routes
+from app.services.hf.words import COMPANY, LABELS
 
 Route = ControlRoute
 
 
 def register_hf_api() -> None:
-    """Hugging Face's part of the service API: ``api.part(HfApi)`` and the routes below."""
+    """Hugging Face's part of the service API: ``api.part(HfApi)``, the routes below, its words."""
+    for provider, label in LABELS.items():
+        glossary.name_provider(provider, label, COMPANY)
     register_part("hf", HfApi, lambda hf, rented: [*hf_routes(hf, rented), *windows_routes(rented)])
 
 

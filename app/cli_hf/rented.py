@@ -1,38 +1,24 @@
-"""`pairwise rented create|pause|resume|delete`: Hugging Face endpoints as rented nodes.
+"""`pairwise rented create`: a Hugging Face endpoint (or, with ``--provider huggingface-job``, a batch
+window: jobs.py) rented and attached as a rented node.
 
-These join the `rented` command group of app/cli_rented.py (issue 5) without changing it:
-`register` finds that group's subcommands and adds these four. Everything runs in the node through
-its control API (routes under /hf/rented), with the token the node keeps from `hf login`.
+It joins the `rented` command group of app/cli_rented.py through ``register_rented`` (this package's
+``__init__``); pause, resume, stop and delete are the group's own, the same for every provider.
+Everything runs in the node through its control API (routes under /hf/rented), with the token the
+node keeps from `hf login`.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from app.cli_common import home_of, on_off, print_json
-from app.cli_rented import TIMEOUT_S, add_cost_controls, report
-from app.cli_rented_jobs import add_commands as add_job_commands
-from app.cli_rented_jobs import cmd_create_job
+from app.cli_common import home_of, on_off
+from app.cli_hf.jobs import cmd_create_job
+from app.cli_rented import TIMEOUT_S, add_cost_controls, ask, report
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
 from app.services.hf.models import ENGINES
 from app.services.rented.decl import POLICIES
-
-
-def _subcommands(parser: argparse.ArgumentParser) -> Any:
-    # argparse keeps no public handle on a parser's subcommands; the action is in its action list.
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    raise RuntimeError("the 'rented' command has no subcommands")
-
-
-def register(sub: Any) -> None:
-    rented = sub.choices.get("rented")
-    if rented is not None:
-        add_commands(_subcommands(rented))
 
 
 def add_commands(rsub: Any) -> None:
@@ -69,16 +55,6 @@ def add_commands(rsub: Any) -> None:
     create.add_argument("--yes", action="store_true", help="create without asking")
     create.add_argument("--json", action="store_true")
     create.set_defaults(handler=cmd_create)
-    add_job_commands(rsub)
-    for action, text in (("pause", "pause the endpoint (no charge; needs a resume)"), ("resume", "resume it")):
-        parser = rsub.add_parser(action, help=text)
-        parser.add_argument("name")
-        parser.add_argument("--json", action="store_true")
-        parser.set_defaults(handler=cmd_action, action=action)
-    delete = rsub.add_parser("delete", help="delete the endpoint on Hugging Face (irreversible) and detach it")
-    delete.add_argument("name")
-    delete.add_argument("--yes", action="store_true", help="delete without asking (for scripts)")
-    delete.set_defaults(handler=cmd_delete)
 
 
 def create_params(args: argparse.Namespace) -> dict[str, Any]:
@@ -124,12 +100,6 @@ def describe_plan(plan: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ask(question: str) -> str:
-    print(question, end=" ", flush=True)
-    line = sys.stdin.readline()
-    return line.strip()
-
-
 def cmd_create(args: argparse.Namespace) -> int:
     if args.provider == "huggingface-job":
         if args.context_window is not None or args.same_as:
@@ -149,25 +119,3 @@ def cmd_create(args: argparse.Namespace) -> int:
             return 1
     row = client.call("POST", "/hf/rented", params)
     return report(row, args.json)
-
-
-def cmd_action(args: argparse.Namespace) -> int:
-    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/rented/{args.name}/{args.action}")["row"]
-    if args.json:
-        print_json(row)
-        return 0
-    print(f"rented node {args.name}: {row.get('provider_state')} on Hugging Face ({row['state']})")
-    return 0
-
-
-def cmd_delete(args: argparse.Namespace) -> int:
-    client = ControlClient(home_of(args), timeout_s=TIMEOUT_S)
-    row = client.call("GET", f"/rented/{args.name}")
-    if not args.yes:
-        print(f"Delete Hugging Face endpoint {row.get('endpoint')} (rented node {args.name})? "
-              "This cannot be undone on Hugging Face.")
-        if ask(f"Type {args.name} to confirm:") != args.name:
-            raise ConfigError(f"not deleted: the confirmation did not match {args.name!r}")
-    client.call("POST", f"/rented/{args.name}/delete", {"confirm": args.name})
-    print(f"deleted endpoint {row.get('endpoint')} on Hugging Face; rented node {args.name} detached")
-    return 0

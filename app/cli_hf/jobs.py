@@ -1,9 +1,10 @@
-"""`pairwise rented create --provider huggingface-job`, `rented logs`, `rented stop`, `rented extend`:
-batch windows on Hugging Face Jobs (a GPU for a fixed time, with a hard stop HF enforces).
+"""`pairwise rented create --provider huggingface-job`, `rented logs`, `rented extend`: batch windows
+on Hugging Face Jobs (a GPU for a fixed time, with a hard stop HF enforces; `rented stop` ends one, as
+the group's own command).
 
-`rented create` stays one command (cli_rented_hf.py); with ``--provider huggingface-job`` it comes
-here, shows the whole window's cost against the caps, says that idle stop and caps CANCEL the job,
-and asks before anything bills.
+`rented create` stays one command (rented.py); with ``--provider huggingface-job`` it comes here,
+shows the whole window's cost against the caps, says that idle stop and caps CANCEL the job, and asks
+before anything bills.
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ def add_commands(rsub: Any) -> None:
     logs.add_argument("--follow", action="store_true", help="keep streaming until the job ends")
     logs.add_argument("--tail", type=int, help="start from the last N lines")
     logs.set_defaults(handler=cmd_logs)
-    stop = rsub.add_parser("stop", help="end a batch window now (cancels its job on Hugging Face)")
-    stop.add_argument("name")
-    stop.add_argument("--json", action="store_true")
-    stop.set_defaults(handler=cmd_stop)
     extend = rsub.add_parser("extend", help="(refused: a Hugging Face Job cannot be lengthened)")
     extend.add_argument("name")
     extend.add_argument("--window", help="ignored: HF has no call to extend a job")
@@ -116,15 +113,6 @@ def cmd_logs(args: argparse.Namespace) -> int:
         if "error" in item:
             raise PairwiseError(str(item["error"]), title=item.get("title"))
         print(item.get("line", ""), flush=True)
-    return 0
-
-
-def cmd_stop(args: argparse.Namespace) -> int:
-    row = ControlClient(home_of(args), timeout_s=TIMEOUT_S).call("POST", f"/rented/{args.name}/stop")["row"]
-    if args.json:
-        print_json(row)
-        return 0
-    print(f"rented node {args.name}: batch window {row.get('window_stage')} ({row['state']})")
     return 0
 
 
