@@ -7,11 +7,10 @@ process changes nothing, and there is one list of what a node reads:
 PAIRWISE_HOME                 the node's home (``--home`` wins)
 PAIRWISE_CA_FILE              an extra CA for HTTPS upstreams (running node only; never saved)
 PAIRWISE_MDNS                 off/0/false/no turns mDNS off (running node only)
-PAIRWISE_HF_ENDPOINTS_URL     Hugging Face API bases (the simulator's, in tests and demos;
-PAIRWISE_HF_HUB_URL             running node only, never saved to settings.json)
-PAIRWISE_HF_CATALOG_URL
-PAIRWISE_HF_ROUTER_URL
-PAIRWISE_BILLING_MINUTE_S     and the other PAIRWISE_HF_* timing knobs: see ``app.services.hf.tuning``
+PAIRWISE_<PROVIDER>_*_URL     a provider's API bases (the simulator's, in tests and demos; running
+                              node only, never saved to settings.json): its settings section's
+                              ``URL_VARIABLES`` in ``app.settings``, read with ``urls``
+PAIRWISE_BILLING_MINUTE_S     and a provider's own timing knobs: see its folder's ``tuning``
 PAIRWISE_PEER_POLL_S          how often a paired peer is polled (2)
 PAIRWISE_PEER_SILENT_S        silence after which a peer is reported silent (60)
 PAIRWISE_RENTED_REFRESH_S     how often rented nodes are refreshed (30)
@@ -33,14 +32,6 @@ from dataclasses import dataclass, field
 from app.services.errors import ConfigError
 
 PREFIX = "PAIRWISE_"
-
-# settings.hf field -> variable
-HF_URL_VARIABLES = {
-    "endpoints": "PAIRWISE_HF_ENDPOINTS_URL",
-    "hub": "PAIRWISE_HF_HUB_URL",
-    "catalog": "PAIRWISE_HF_CATALOG_URL",
-    "router": "PAIRWISE_HF_ROUTER_URL",
-}
 
 
 @dataclass(frozen=True)
@@ -104,9 +95,10 @@ class Environment:
     def mdns_off(self) -> bool:
         return (self.text("PAIRWISE_MDNS") or "").lower() in ("off", "0", "false", "no")
 
-    def hf_urls(self) -> dict[str, str]:
-        """settings.hf fields the environment overrides, and their values."""
-        found = {f: self.text(var) for f, var in HF_URL_VARIABLES.items()}
+    def urls(self, variables: Mapping[str, str]) -> dict[str, str]:
+        """Of ``variables`` (a settings field -> its variable), the fields the environment overrides,
+        and their URLs (without a trailing slash)."""
+        found = {f: self.text(var) for f, var in variables.items()}
         return {f: v.rstrip("/") for f, v in found.items() if v}
 
 

@@ -107,7 +107,7 @@ class Home:
     rented.json          rented node declarations
     rented_meter.json    rented nodes' cost totals from before spend accounts were shared (read once,
                          then removed; spend now lives in the shared spend dir, rented/spend.py)
-    hf_endpoints.json    Hugging Face endpoints this node created
+    <provider>_*.json    what a provider's controller keeps of what it created here (``provider_file``)
     batches/             batches (batches.db) and their input, output and error files (files/): the user's
                          data, kept until the batch or the file is deleted
     """
@@ -171,9 +171,9 @@ class Home:
     def rented_meter_file(self) -> Path:
         return self.root / "rented_meter.json"
 
-    @property
-    def hf_endpoints_file(self) -> Path:
-        return self.root / "hf_endpoints.json"
+    def provider_file(self, name: str) -> Path:
+        """A provider's own records in the home (``<name>.json``, a name of the provider's choosing)."""
+        return self.root / f"{name}.json"
 
     @property
     def batches_dir(self) -> Path:

@@ -104,6 +104,15 @@ class HuggingFaceUrls(_Model):
     router: str = "https://router.huggingface.co/v1"
 
 
+# settings.hf field -> the variable that overrides it for the running node (environment.py)
+HF_URL_VARIABLES = {
+    "endpoints": "PAIRWISE_HF_ENDPOINTS_URL",
+    "hub": "PAIRWISE_HF_HUB_URL",
+    "catalog": "PAIRWISE_HF_CATALOG_URL",
+    "router": "PAIRWISE_HF_ROUTER_URL",
+}
+
+
 class NodeSettings(_Model):
     name: str = Field(default_factory=socket.gethostname)
     listen: str = DEFAULT_LISTEN
@@ -207,6 +216,6 @@ def apply_environment(settings: NodeSettings, env: Environment) -> list[Override
         override(("ca_file",), env.ca_file)
     if env.mdns_off:
         override(("mdns",), False)
-    for name, url in env.hf_urls().items():
+    for name, url in env.urls(HF_URL_VARIABLES).items():
         override(("hf", name), url)
     return overrides

@@ -1,9 +1,11 @@
 """The house's counts, as docs/architecture.md ("Counts") writes them: run ``python -m tools.house_counts``
 from the repository's root (``--list`` names the files and methods behind each count).
 
-- files outside a provider's folder that name Hugging Face: files of ``app/`` outside
-  ``app/services/hf/`` and the simulated Hugging Face (``app/simulator/``) whose text says
-  "Hugging Face"/"huggingface", the word ``hf`` (``hf_rented``, ``/hf/jobs``) or an ``Hf...`` name;
+- files outside a provider's folder that name Hugging Face: files of ``app/`` outside Hugging Face's
+  folders (``PROVIDER_FOLDERS``: its service side ``app/services/hf/`` with its part of the service API,
+  routes, events and errors; its tray pages ``app/ui/hf/``; its commands ``app/cli_hf/``; the simulated
+  Hugging Face ``app/simulator/``) whose text says "Hugging Face"/"huggingface", the word ``hf``
+  (``hf_rented``, ``/hf/jobs``) or an ``Hf...`` name;
 - import circles: groups of modules of ``app/`` that import each other, however far round, type-only
   and lazy imports included (the walk of ``tests/unit/test_import_rules.py``);
 - methods returning ``dict[str, Any]``: methods of the service API (``app/services/api/``) and of the
@@ -26,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from tests.unit.test_import_rules import circles, dependencies  # noqa: E402
 
 APP = REPO / "app"
-PROVIDER_FOLDERS = (APP / "services" / "hf", APP / "simulator")
+PROVIDER_FOLDERS = (APP / "services" / "hf", APP / "ui" / "hf", APP / "cli_hf", APP / "simulator")
 HF_WORDS = (re.compile(r"hugging\s*face", re.I), re.compile(r"(?<![a-z0-9])hf(?![a-z0-9])", re.I),
             re.compile(r"\bHf[A-Z]"))
 LOOSE = "dict[str, Any]"

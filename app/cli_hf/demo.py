@@ -147,7 +147,7 @@ def forget_last_run(home: Home) -> list[str]:
         names = [str(item.get("name")) for item in items if isinstance(item, dict)]
     except (OSError, ValueError, AttributeError):
         pass
-    for path in (home.rented_file, home.hf_endpoints_file, home.root / "hf_jobs.json"):
+    for path in (home.rented_file, home.provider_file("hf_endpoints"), home.provider_file("hf_jobs")):
         path.unlink(missing_ok=True)
     return names
 

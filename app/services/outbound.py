@@ -1,7 +1,7 @@
 """Outbound HTTPS trust: the system store plus an optional extra CA file.
 
 There is deliberately no way to turn verification off: an extra trust root is
-the only knob (for a self-hosted endpoint or the simulated Hugging Face).
+the only knob (for a self-hosted endpoint or a simulated provider).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def ca_files(*files: str | None) -> tuple[str, ...]:
 
 
 def make_client(*, extra_ca: tuple[str, ...] = (), read_timeout_s: float | None = None) -> httpx.AsyncClient:
-    """The control plane's client (Hugging Face's API, probes, model lists). Inference streams
+    """The control plane's client (a provider's API, probes, model lists). Inference streams
     go through ``backends.stream_client`` instead, with the same ``outbound_ssl_context``."""
     return httpx.AsyncClient(
         verify=outbound_ssl_context(extra_ca),

@@ -59,7 +59,7 @@ class NoCredentialStore(CredentialError):
 
 _warned_missing = False
 
-# The demo's credentials (the simulated Hugging Face's token, worth nothing) in this process's memory
+# The demo's credentials (the simulated provider's token, worth nothing) in this process's memory
 # instead of the OS keyring, so `pairwise demo` runs where no keyring is; None everywhere else. Only
 # ``keep_in_memory`` (called by the demo alone) turns it on: a real node's credentials never land here.
 _memory: dict[tuple[str, str], str] | None = None

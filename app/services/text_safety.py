@@ -27,7 +27,7 @@ _IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b")
 _HOST_PORT = re.compile(r"\b(?:localhost|(?:[a-zA-Z0-9-]+\.)+[a-zA-Z0-9-]+):\d{2,5}\b")
 _DOMAIN = re.compile(r"\b(?:[a-zA-Z0-9-]+\.)+(?:local|lan|internal|home|corp|com|net|org|io|cloud|ai|dev)\b")
 _BEARER = re.compile(r"(?i)\b(bearer|token|api[_-]?key|authorization|password|secret)(\s*[:=]\s*|\s+)\S+")
-# Long runs mixing letters and digits (API keys, hf_..., sk-..., JWTs); plain words do not match.
+# Long runs mixing letters and digits (API keys, provider tokens, sk-..., JWTs); plain words do not match.
 _TOKENISH = re.compile(r"\b(?=[A-Za-z0-9_\-.]*\d)(?=[A-Za-z0-9_\-.]*[A-Za-z])[A-Za-z0-9_\-.]{20,}\b")
 
 

@@ -1,6 +1,6 @@
 """A deterministic fake LLM server speaking the OpenAI and Ollama wire formats.
 
-Used by tests, benchmarks, the demo and the simulated Hugging Face. Nothing here
+Used by tests, benchmarks, the demo and the simulated provider. Nothing here
 loads a model: replies are words picked from a hash of the prompt, so the same
 prompt always yields the same tokens and tests can assert on them.
 """

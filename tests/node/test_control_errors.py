@@ -50,3 +50,19 @@ def test_every_error_of_the_tree_is_found_by_its_name() -> None:
     for cls in found.values():
         assert error_class(cls.__name__) is cls
     assert error_class("SomethingANewerNodeRaises") is PairwiseError
+
+
+def test_a_cli_process_knows_a_providers_errors_and_events_from_its_commands() -> None:
+    """errors.py's tree names a provider's errors only by convention: the CLI learns Hugging Face's
+    error classes and event kinds from its commands' package (app/cli_hf), found as any provider's."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from app.cli import build_parser; build_parser(); "
+            "from app.control_client import error_class; from app.services.events import kinds; "
+            "print(error_class('HfAuthError').__module__, 'hf_signed_in' in kinds())")
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo,
+                         env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert out.stdout.split() == ["app.services.hf.errors", "True"]

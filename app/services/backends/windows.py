@@ -3,8 +3,8 @@
 Ollama says it in ``/api/ps`` (``context_length`` of the loaded model: what it really serves now), in
 ``/api/show`` (the ``num_ctx`` parameter of the model file, else the model's trained length in
 ``model_info``); llama.cpp's server in ``/props`` (``n_ctx`` of a slot, which is what one request gets);
-vLLM in ``/v1/models`` (``max_model_len``); TGI in ``/info`` (read by ``rented/probe.py``); the HF router
-per provider (``context_length``). Whatever was learnt goes into the model entry's details under
+vLLM in ``/v1/models`` (``max_model_len``); TGI in ``/info`` (read by ``rented/probe.py``); a router of
+providers per provider (``context_length``). Whatever was learnt goes into the model entry's details under
 ``context_length``, the key every reader (listings, num_ctx, fit) looks at first.
 """
 
@@ -33,7 +33,7 @@ def context_length_of(details: dict[str, Any]) -> int | None:
             found = positive_int(source.get(key))
             if found is not None:
                 return found
-    # The HF router lists each provider's window; which provider serves is the router's choice,
+    # A router of providers lists each provider's window; which provider serves is the router's choice,
     # so the smallest one is what a request can count on.
     providers = details.get("providers")
     windows = [w for p in providers if isinstance(p, dict) and (w := positive_int(p.get("context_length")))] \

@@ -44,7 +44,7 @@ def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
     service = HfService(node.settings.hf, node.secrets, node.bus, extra_ca=node.extra_ca)
     manager, ops = node.rented, None
     if manager is not None:
-        records = EndpointRecords(node.home.hf_endpoints_file)
+        records = EndpointRecords(node.home.provider_file("hf_endpoints"))
         lifecycle = HfLifecycle(service, manager, records, node.bus)
         hooks = HfHooks(lifecycle)
         ops = HfRented(service, manager, lifecycle, records)

@@ -2,7 +2,7 @@
 
 Only words: nothing is rented here. ``pairwise rented create`` shows the GPU, the price and the
 window and asks before anything bills, so the user's word is still needed. The repository is the
-model's Hugging Face name where one of its linked names is one (``Qwen/Qwen2.5-7B-Instruct``), and
+model's repository name where one of its linked names is one (``Qwen/Qwen2.5-7B-Instruct``), and
 ``--same-as`` links the new copy with the name the caller used, so the same request then routes there.
 """
 
@@ -15,7 +15,7 @@ from app.services.translate.shapes import canonical_model
 FIRST_WINDOW = 4096  # the windows offered are powers of two from here, as engines are usually started
 LARGEST_WINDOW = 1 << 20
 _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-HF_NAME_LENGTH = 32
+ENDPOINT_NAME_LENGTH = 32  # the longest endpoint name the rented create path accepts
 
 
 def window_to_rent(tokens: int) -> int | None:
@@ -27,7 +27,7 @@ def window_to_rent(tokens: int) -> int | None:
 
 
 def repo_of(names: list[str]) -> str | None:
-    """The model's Hugging Face repository among its names: an ``owner/name`` that is not a GGUF file's repo."""
+    """The model's repository among its names: an ``owner/name`` that is not a GGUF file's repo."""
     repos = [n for n in names if _REPO.match(n) and ":" not in n]
     return next((r for r in repos if "gguf" not in r.lower()), None)
 
@@ -36,7 +36,7 @@ def node_name(repo: str | None, window: int) -> str:
     """A rented node (and endpoint) name: the repository's name and the window, e.g. qwen2-5-7b-instruct-32k."""
     suffix = f"-{window // 1024}k"
     base = re.sub(r"[^a-z0-9]+", "-", (repo or "bigger-copy").rsplit("/", 1)[-1].lower()).strip("-")
-    return (base[:HF_NAME_LENGTH - len(suffix)].strip("-") or "copy") + suffix
+    return (base[:ENDPOINT_NAME_LENGTH - len(suffix)].strip("-") or "copy") + suffix
 
 
 def rent_hint(requested: str, names: list[str], tokens: int) -> str:

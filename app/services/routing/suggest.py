@@ -1,5 +1,5 @@
 """Names that look like one model, from what engines say of their models: Ollama's ``/api/show``
-(``general.basename``, ``general.size_label``), GGUF file names, Hugging Face repository ids. Only
+(``general.basename``, ``general.size_label``), GGUF file names, repository ids (``owner/name``). Only
 ever a suggestion: a Q4 GGUF and a bf16 checkpoint are one model because the user says so."""
 
 from __future__ import annotations
