@@ -48,3 +48,37 @@ def test_a_window_is_stopped_never_paused_and_its_end_stops_billing() -> None:
     assert (running["billing"], running["actions"], running["state_now"]) == (True, ["stop"], "running")
     ended = with_actions(cast("RentedRow", {**row, "window_stage": "COMPLETED"}), window)
     assert (ended["billing"], ended["actions"], ended["state_now"]) == (False, [], "ended")
+
+
+def test_a_providers_part_is_registered_by_key_found_by_type_and_brings_its_routes() -> None:
+    """api/parts.py: a provider's own API object and routes reach NodeApi without the API naming it."""
+    from aiohttp import web
+
+    from app.services.api import parts
+    from app.services.api.core import NodeApi
+    from app.services.api.rented import RentedApi
+    from app.services.errors import FeatureMissing
+    from app.services.node import Node
+
+    class MyCloudApi:
+        def __init__(self, node: Node) -> None:
+            self.node = node
+
+    class Elsewhere:
+        pass
+
+    async def hello(request: web.Request) -> web.Response:
+        return web.json_response({"hello": True})
+
+    parts.register_part("my-cloud", MyCloudApi, lambda api, rented: [("GET", "/my-cloud/hello", hello)])
+    try:
+        node = cast(Node, object())
+        made = {p.key: p for p in parts.parts_for(node, cast(RentedApi, None))}
+        assert isinstance(made["my-cloud"].api, MyCloudApi) and made["my-cloud"].routes == [("GET", "/my-cloud/hello", hello)]
+        api = NodeApi.__new__(NodeApi)  # only the parts: a whole node is not needed to find one
+        api.parts = list(made.values())
+        assert api.part(MyCloudApi) is made["my-cloud"].api
+        with pytest.raises(FeatureMissing, match="no Elsewhere"):
+            api.part(Elsewhere)
+    finally:
+        parts._MAKERS.pop("my-cloud")

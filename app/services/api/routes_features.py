@@ -38,7 +38,7 @@ from app.services.frontdoor.control import Handler, json_body
 Route = tuple[str, str, Handler]
 
 
-def token_of(data: dict[str, Any]) -> str | None:
+def _token(data: dict[str, Any]) -> str | None:
     token = data.pop("token", None)
     if token is not None and (not isinstance(token, str) or not token.strip()):
         raise ConfigError("token must be a non-empty string")
@@ -60,12 +60,12 @@ def rented_routes(rented: RentedApi) -> list[Route]:
 
     async def attach(request: web.Request) -> web.Response:
         data = await json_body(request)
-        token = token_of(data)
+        token = _token(data)
         return web.json_response(await rented.attach(data, token), status=201)
 
     async def apply(request: web.Request) -> web.Response:
         data = await json_body(request)
-        token = token_of(data)
+        token = _token(data)
         items = data.get("declarations")
         if not isinstance(items, list):
             raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
@@ -76,7 +76,7 @@ def rented_routes(rented: RentedApi) -> list[Route]:
 
     async def change(request: web.Request) -> web.Response:
         data = await json_body(request)
-        token = token_of(data)
+        token = _token(data)
         changes = data.get("changes") or {}
         if not isinstance(changes, dict):
             raise ConfigError("changes must be an object")

@@ -3,7 +3,7 @@
 Wires the controller (jobs_lifecycle.py) into the node's start (after the rented manager's, then
 reconcile by label) and stop, and the manager's hooks (jobs_hooks.py). The operations are kept in
 ``node.hf_jobs``, where the service API finds them (``RentedApi.window_*``, routes in
-``app.services.api.routes_windows``)."""
+``app.services.hf.routes_jobs``)."""
 
 from __future__ import annotations
 
