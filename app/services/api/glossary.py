@@ -113,11 +113,11 @@ def managed(row: Mapping[str, Any]) -> bool:
 
 def pausable(row: Mapping[str, Any]) -> bool:
     """What its provider allows now (the row's ``pausable``); a row without it cannot be paused from here."""
-    return managed(row) and row.get("pausable") is True
+    return row.get("pausable") is True
 
 
 def resumable(row: Mapping[str, Any]) -> bool:
-    return managed(row) and row.get("resumable") is True
+    return row.get("resumable") is True
 
 
 def resume_refusal(row: Mapping[str, Any]) -> str | None:
