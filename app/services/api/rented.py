@@ -43,7 +43,8 @@ def with_actions(row: RentedRow, provider: Provider) -> RentedActionRow:
     as its provider says."""
     state = provider.state(row)
     allowed = provider.allowed(row, state)
-    return {**row, "provider_label": glossary.provider(row["provider"]), "billing": state.billing, "pausable": Action.PAUSE in allowed,
+    return {**row, "provider_label": glossary.provider(provider.name), "billing": state.billing,
+            "pausable": Action.PAUSE in allowed,
             "resumable": Action.RESUME in allowed, "stoppable": Action.STOP in allowed,
             "state_now": state.state.value, "actions": sorted(a.value for a in allowed),
             "capabilities": sorted(a.value for a in provider.capabilities)}
