@@ -2,7 +2,7 @@
 from the repository's root (``--list`` names the files and methods behind each count).
 
 - files outside a provider's folder that name Hugging Face: files of ``app/`` outside
-  ``app/services/hf/`` and the simulated Hugging Face (``app/simulator/``) whose text says
+  ``app/services/hf/``, ``app/ui/hf/`` (its tray pages) and the simulated Hugging Face (``app/simulator/``) whose text says
   "Hugging Face"/"huggingface", the word ``hf`` (``hf_rented``, ``/hf/jobs``) or an ``Hf...`` name;
 - import circles: groups of modules of ``app/`` that import each other, however far round, type-only
   and lazy imports included (the walk of ``tests/unit/test_import_rules.py``);
@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from tests.unit.test_import_rules import circles, dependencies  # noqa: E402
 
 APP = REPO / "app"
-PROVIDER_FOLDERS = (APP / "services" / "hf", APP / "simulator")
+PROVIDER_FOLDERS = (APP / "services" / "hf", APP / "ui" / "hf", APP / "simulator")
 HF_WORDS = (re.compile(r"hugging\s*face", re.I), re.compile(r"(?<![a-z0-9])hf(?![a-z0-9])", re.I),
             re.compile(r"\bHf[A-Z]"))
 LOOSE = "dict[str, Any]"
