@@ -103,6 +103,11 @@ def register(provider: TrayProvider) -> None:
         add_renderings(provider.renderings)
 
 
+def unregister(key: str) -> None:
+    """Forget a provider's tray parts (its renderings stay: an event of it still refreshes the views)."""
+    _REGISTERED.pop(key, None)
+
+
 def registered() -> list[TrayProvider]:
     return list(_REGISTERED.values())
 

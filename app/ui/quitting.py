@@ -52,9 +52,6 @@ class StillBilling:
     simulated: bool = False
     provider: str | None = None  # the row's provider id: its name, its site and what ends its billing
 
-    def provider_name(self) -> str:
-        return providers.display_name(self.provider)
-
     def page(self) -> str | None:
         """The endpoint's page on its provider's site, where it can be paused by hand (none when simulated)."""
         found = providers.of(self.provider)
