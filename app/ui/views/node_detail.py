@@ -281,11 +281,11 @@ class NodeDetail(QWidget):
                               "Prompts served here leave your LAN.")
         self._fact("State", glossary.rented_state(row))
         if row.get("hf_message"):
-            self._fact(f"{who_rents} says", row["hf_message"])
+            self._fact("Hugging Face says", row["hf_message"])
         if row.get("reason") and row.get("state") == "ineligible":
             self._fact("Why", row["reason"])
         if row.get("window_ends_at"):
-            self._fact("Batch window", f"{row.get('hf_stage')}; {who_rents} ends it by {row['window_ends_at']}")
+            self._fact("Batch window", f"{row.get('hf_stage')}; Hugging Face ends it by {row['window_ends_at']}")
         if row.get("last_log_lines"):  # a window that ended in error: why the model did not load
             lines = QLabel("\n".join(row["last_log_lines"][-LAST_LINES_SHOWN:]))
             lines.setObjectName("lastLogLines")
