@@ -128,6 +128,8 @@ async def run(out: Path) -> None:
     from app.tinymodel import TinyModelOptions, start_tiny
     from app.ui.aio import install_asyncgen_hooks
     from app.ui.app import TrayApp
+    from app.ui.hf.wizard.pages import HfRentPages
+    from app.ui.hf.wizard.state import HfPage
 
     install_asyncgen_hooks()
     sim = SimulatedHF(SimSettings(pending_s=0.6, initializing_s=1.5, minute_s=2.0))
@@ -157,45 +159,47 @@ async def run(out: Path) -> None:
         app.open_wizard()
         wizard = app.wizard
         assert wizard is not None
+        pages = wizard.rent_pages["huggingface"]  # Hugging Face's pages of the wizard (app/ui/hf/wizard)
+        assert isinstance(pages, HfRentPages)
         wizard.move(40, 40)
         await settle()
         grab(wizard, out / "wizard-1-start.png")
         wizard.next()
-        wizard.sign_in.token.setText(sim.demo_token)
+        pages.sign_in.token.setText(sim.demo_token)
         await settle()
         grab(wizard, out / "wizard-2-sign-in.png")
         wizard.next()
         try:
-            await until(lambda: wizard.model.loads >= 1, "the catalog")
+            await until(lambda: pages.model.loads >= 1, "the catalog")
         except SystemExit as exc:
-            raise SystemExit(f"{exc} (the page says: {wizard.model.status.text()})") from None
-        wizard.model.search.setText("smollm2")
-        await until(lambda: wizard.model.loads >= 2, "the catalog search")
-        rows = [wizard.model.results.item(i).text() for i in range(wizard.model.results.count())]
-        wizard.model.results.setCurrentRow(next(i for i, text in enumerate(rows) if text.startswith(REPO + " ")))
+            raise SystemExit(f"{exc} (the page says: {pages.model.status.text()})") from None
+        pages.model.search.setText("smollm2")
+        await until(lambda: pages.model.loads >= 2, "the catalog search")
+        rows = [pages.model.results.item(i).text() for i in range(pages.model.results.count())]
+        pages.model.results.setCurrentRow(next(i for i, text in enumerate(rows) if text.startswith(REPO + " ")))
         await settle()
         grab(wizard, out / "wizard-3-model.png")
         wizard.next()
-        await until(lambda: wizard.gpu.loads >= 1, "the GPU list")
-        wizard.gpu.select("nvidia-l40s", "x1", region="us-east-1")
+        await until(lambda: pages.gpu.loads >= 1, "the GPU list")
+        pages.gpu.select("nvidia-l40s", "x1", region="us-east-1")
         await settle()
         grab(wizard, out / "wizard-4-gpu.png")
         wizard.next()
-        wizard.settings.name.setText("l40s")
-        wizard.settings.month.setValue(100)
-        wizard.settings.share.setChecked(True)
+        pages.settings.name.setText("l40s")
+        pages.settings.month.setValue(100)
+        pages.settings.share.setChecked(True)
         await settle()
         grab(wizard, out / "wizard-5-settings.png")
         wizard.next()
-        await until(lambda: wizard.currentId() == wizard.Page.CONFIRM, "the plan")
-        wizard.confirm.agree.setChecked(True)
+        await until(lambda: wizard.currentId() == HfPage.CONFIRM, "the plan")
+        pages.confirm.agree.setChecked(True)
         await settle()
         grab(wizard, out / "wizard-6-confirm.png")
         wizard.next()
-        await until(lambda: wizard.progress.state == "initializing", "initializing")
+        await until(lambda: pages.progress.state == "initializing", "initializing")
         await settle(0.1)
         grab(wizard, out / "wizard-7-initializing.png")
-        await until(lambda: wizard.progress.state == "running", "running")
+        await until(lambda: pages.progress.state == "running", "running")
         await settle()
         grab(wizard, out / "wizard-8-running.png")
         wizard.accept()

@@ -23,6 +23,7 @@ from app.services.platform.signals import install_stop_handlers
 from app.ui import wheel
 from app.ui.aio import Tasks, install_asyncgen_hooks
 from app.ui.bridge import EventBridge
+from app.ui.compose import register_providers
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
 from app.ui.notices import Delivery, NoticeWindow
@@ -52,6 +53,7 @@ class TrayApp(QObject):
         if isinstance(qt_app, QApplication):
             qt_app.setQuitOnLastWindowClosed(False)  # closing a window keeps Pairwise in the tray
         wheel.install()
+        register_providers()  # each provider's tray parts, before any view asks for them
         self.node = node
         self.facade = NodeFacade(NodeApi(node))
         self.notifier = Notifier(summary_interval_s=summary_interval_s)
@@ -93,7 +95,7 @@ class TrayApp(QObject):
         self.wake.woke.connect(self._woke)
         self.tray.icon.messageClicked.connect(self._message_clicked)
         self.window.add_rented_requested.connect(self.open_wizard)
-        self.window.sign_in_requested.connect(lambda: self.open_wizard(sign_in_only=True))
+        self.window.sign_in_requested.connect(lambda key: self.open_wizard(sign_in=key))
         self.window.shown.connect(self.notifier.acknowledge)
         self.window.shown.connect(self._welcome_above)
 
@@ -185,19 +187,20 @@ class TrayApp(QObject):
     def open_window(self) -> None:
         self.window.bring_forward()
 
-    def open_wizard(self, sign_in_only: bool = False) -> None:
+    def open_wizard(self, sign_in: str | None = None) -> None:
+        """Add rented GPU; with ``sign_in`` (a provider's key), that provider's sign-in page alone."""
         from app.ui.wizard.wizard import RentWizard
 
         if self.wizard is not None and self.wizard.isVisible():
             self.wizard.raise_()
             self.wizard.activateWindow()
             return
-        self.wizard = RentWizard(self.facade, self.tasks, sign_in_only=sign_in_only)
+        self.wizard = RentWizard(self.facade, self.tasks, sign_in=sign_in or None)
         self.wizard.finished.connect(lambda _code: self.window.refresh_soon())
         self.wizard.show()
 
     def _woke(self, slept_s: float) -> None:
-        log.info("woke after about %.0f s asleep: asking Hugging Face now", slept_s)
+        log.info("woke after about %.0f s asleep: asking the rented GPUs' providers now", slept_s)
         self.facade.recheck_rented()
         self.tray.refresh_soon()
 

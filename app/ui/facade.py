@@ -3,7 +3,8 @@ the same one the control API's routes call, so the tray holds no rules of its ow
 nothing the CLI cannot. Views and the tray talk to a ``NodeFacade`` only; their tests drive a real
 in-process node through it (``tests/ui/conftest.py::make_app``), never a stand-in.
 
-Snapshots are the ``TypedDict``s of ``app.services.api`` (``rows``, ``snapshots``, ``hf``...): the
+A provider's own account and look-ups have their facade in its folder (``app/ui/<provider>/``).
+Snapshots are the ``TypedDict``s of ``app.services.api`` (``rows``, ``snapshots``, ``plans``...): the
 shapes ``pairwise ... --json`` prints, so a view misreading a key fails mypy, not the user. Actions are
 coroutines; they raise ``PairwiseError`` subclasses whose title and message the UI shows as is
 (``FeatureMissing`` when the node has no such feature).
@@ -18,6 +19,7 @@ from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
 from app.services.api.changes import NewKey, SettingsChange
 from app.services.api.models import CopyRow, ModelRow, SuggestionRow
+from app.services.api.plans import EndpointPlan, WindowFlavor, WindowPlan
 from app.services.api.rented import ActionResult
 from app.services.api.rows import NodeRow, RentedActionRow, RentedRow
 from app.services.api.snapshots import (
@@ -80,12 +82,6 @@ class NodeFacade:
     def off_lan_policy(self) -> str:
         return self.api.off_lan_policy()
 
-    def hf_available(self) -> bool:
-        return self.api.part(HfApi).available
-
-    def hf_signed_in(self) -> bool:
-        return self.api.part(HfApi).signed_in
-
     def pause_on_exit_targets(self) -> list[str]:
         return self.api.rented.pause_on_exit_targets()
 
@@ -104,23 +100,6 @@ class NodeFacade:
         """Cancel a batch: it goes ``cancelling`` then ``cancelled``; the lines already done are kept."""
         return self.api.batches.cancel(batch_id)
 
-    # -- Hugging Face account and look-ups -------------------------------------------------------------------
-
-    async def hf_status(self) -> HfAccount:
-        return await self.api.part(HfApi).status()
-
-    async def hf_login(self, token: str) -> HfAccount:
-        return await self.api.part(HfApi).login(token)
-
-    async def hf_logout(self) -> None:
-        await self.api.part(HfApi).logout()
-
-    async def hf_catalog(self, search: str | None = None) -> list[CatalogRow]:
-        return await self.api.part(HfApi).catalog(search)
-
-    async def hf_hardware(self, namespace: str | None = None) -> list[HardwareOffer]:
-        return await self.api.part(HfApi).hardware(namespace)
-
     # -- rented nodes ----------------------------------------------------------------------------------------
 
     async def rented_attach(self, decl: dict[str, Any], token: str | None) -> RentedActionRow:
@@ -132,7 +111,7 @@ class NodeFacade:
     async def rented_detach(self, name: str) -> None:
         await self.api.rented.detach(name)
 
-    async def rented_plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def rented_plan(self, params: dict[str, Any]) -> EndpointPlan:
         return await self.api.rented.plan(params)
 
     async def rented_create(self, params: dict[str, Any]) -> RentedRow:
@@ -160,10 +139,10 @@ class NodeFacade:
         """Delete it on its provider (irreversible: the views ask first) and forget it."""
         await self.rented_act(name, "delete", confirm=name)
 
-    async def hf_job_flavors(self) -> list[dict[str, Any]]:
+    async def window_flavors(self) -> list[WindowFlavor]:
         return await self.api.rented.window_flavors()
 
-    async def window_plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def window_plan(self, params: dict[str, Any]) -> WindowPlan:
         return await self.api.rented.window_plan(params)
 
     async def window_create(self, params: dict[str, Any]) -> RentedRow:

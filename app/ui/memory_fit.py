@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.ui.wizard.fit import parameters_b
+from app.ui.model_size import parameters_b
 
 DEFAULT_WINDOW = 4096  # what most engines give a model when nobody asked for more
 KV_BYTES_PER_TOKEN_8B = 96 * 1024

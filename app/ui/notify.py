@@ -80,7 +80,8 @@ NOTIFY = Rendering("nodes", notifies=True)
 NOTIFY_ONLY = Rendering("none", notifies=True)
 
 # Every kind in the event catalog, and how the tray renders it (tests/unit/test_events.py checks
-# that none is missing and that ``notifies`` says what the policy does).
+# that none is missing and that ``notifies`` says what the policy does); a provider's own kinds are
+# added by its registration (``add_renderings``).
 RENDERINGS: dict[type[Event], Rendering] = {
     NodeStarted: REFRESH_NODES, NodeStopped: REFRESH_NODES, NodeChanged: REFRESH_NODES, Notice: NOTIFY_ONLY,
     WorkloadStarted: REFRESH_JOBS, WorkloadRunning: REFRESH_JOBS, WorkloadFinished: REFRESH_JOBS,
@@ -88,13 +89,17 @@ RENDERINGS: dict[type[Event], Rendering] = {
     PeerJoined: NOTIFY, PeerLeft: NOTIFY, PeerRemoved: REFRESH_NODES, PeerPaired: NOTIFY, PeerUnpaired: REFRESH_NODES,
     PairInviteOpened: QUIET, PairInviteEnded: QUIET, PairInviteVoided: NOTIFY_ONLY,
     PairWrongPin: NOTIFY_ONLY,
-    HfSignedIn: REFRESH_NODES, HfSignedOut: REFRESH_NODES,
     OffLanPrompt: NOTIFY_ONLY, BudgetPaused: NOTIFY, IdlePaused: NOTIFY, ReconcilePaused: NOTIFY, Woke: NOTIFY,
     RentedFailed: NOTIFY, RentedDrifted: NOTIFY, WindowEnded: REFRESH_NODES, WindowStopped: REFRESH_NODES,
     RequesterLimited: NOTIFY_ONLY, RequestersChanged: REFRESH_NODES,
     PriceChanged: NOTIFY, PriceUnknown: NOTIFY, RentedPaused: NOTIFY, CapEnforced: NOTIFY, PauseOwed: NOTIFY,
     OwedPauseTaken: NOTIFY, StillBilling: NOTIFY, PausingOnExit: QUIET,
 }
+
+
+def add_renderings(renderings: Mapping[type[Event], Rendering]) -> None:
+    """A provider's own kinds, added when it registers (``app/ui/providers.py``)."""
+    RENDERINGS.update(renderings)
 
 
 def rendering_of(event: Event) -> Rendering:

@@ -1,7 +1,7 @@
 """Quit: pause every rented GPU that pauses on exit while the network is up, then the node's own
-stop. A GPU that cannot be paused (Hugging Face unreachable, a refusal) blocks the quit with a
+stop. A GPU that cannot be paused (its provider unreachable, a refusal) blocks the quit with a
 window that names each endpoint still billing and its price, and offers Keep trying (the default,
-and what the close button, Escape and Enter mean), Open on Hugging Face, and Quit anyway, which asks
+and what the close button, Escape and Enter mean), Open on <its provider's site>, and Quit anyway, which asks
 once more naming what keeps billing and until when. The window reads the live rows meanwhile and
 goes on by itself when the pause lands; a stop signal or a second Quit is always answered. Quitting
 never leaves a bill silently. ``Phase`` and ``Exit`` are the states and the ways out.
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.services.api import glossary
 from app.services.errors import NotFound
 from app.services.platform.session_end import block_shutdown
+from app.ui import providers
 from app.ui.aio import error_text
 from app.ui.dialogs import confirm_box
 from app.ui.facade import NodeFacade
@@ -40,9 +41,6 @@ from app.ui.resources import app_icon
 from app.ui.sizing import grow_to_fit, screen_width
 
 PAUSE_TIMEOUT_S = 15.0  # one attempt; the user decides what happens after it
-HF_ENDPOINT_PAGE = "https://endpoints.huggingface.co/{endpoint}"
-BACKSTOP = ("until you pause it on Hugging Face, or until Hugging Face scales it to zero after it has had "
-            "no requests for its scale-to-zero time (15 minutes for endpoints Pairwise created)")
 
 
 @dataclass
@@ -52,6 +50,21 @@ class StillBilling:
     endpoint: str | None
     why: str
     simulated: bool = False
+    provider: str | None = None  # the row's provider id: its name, its site and what ends its billing
+
+    def page(self) -> str | None:
+        """The endpoint's page on its provider's site, where it can be paused by hand (none when simulated)."""
+        found = providers.of(self.provider)
+        if found is None or found.console_url is None or not self.endpoint or self.simulated:
+            return None
+        return found.console_url(self.endpoint)
+
+    def backstop(self, simulated: bool = False) -> str:
+        """What ends its billing if Pairwise does not (said of the simulated provider in the demo)."""
+        found = providers.of(self.provider)
+        if found is None:
+            return providers.GENERIC_BACKSTOP
+        return found.backstop.replace(found.name, f"the simulated {found.name}") if simulated else found.backstop
 
     def line(self) -> str:
         where = " (simulated)" if self.simulated else ""
@@ -61,8 +74,8 @@ class StillBilling:
 class Phase(Enum):
     """Where a quit is. Only BLOCKED and CONFIRMING wait for the user; every other phase goes on by itself."""
 
-    PAUSING = "pausing"  # asking Hugging Face to pause each target
-    BLOCKED = "blocked"  # something still bills: Keep trying (the default), Quit anyway, Open on HF
+    PAUSING = "pausing"  # asking each target's provider to pause it
+    BLOCKED = "blocked"  # something still bills: Keep trying (the default), Quit anyway, Open on its site
     CONFIRMING = "confirming"  # Quit anyway was clicked: its own question, naming what keeps billing
     STOPPING = "stopping"  # the node's own stop
     DONE = "done"
@@ -73,12 +86,12 @@ class Exit(Enum):
 
     KEEP_TRYING = "keep trying"  # the button, the close button, Escape, Enter, a "no" to the confirmation
     QUIT_ANYWAY = "quit anyway"  # the button and then the confirmation: the user chose it twice
-    PAUSED_MEANWHILE = "paused meanwhile"  # Hugging Face's live state says nothing bills any more
+    PAUSED_MEANWHILE = "paused meanwhile"  # the providers' live state says nothing bills any more
     SIGNAL = "signal"  # a stop signal, or a quit nobody can answer: try once more, warn, go
 
 
 def still_billing(facade: NodeFacade, billing: list[StillBilling]) -> list[StillBilling]:
-    """What of ``billing`` bills now, read live from the rows (which follow what Hugging Face says):
+    """What of ``billing`` bills now, read live from the rows (which follow what the provider says):
     a pause that landed meanwhile, or an endpoint that is gone, bills no more."""
     out = []
     for item in billing:
@@ -119,18 +132,18 @@ class QuitDialog(QDialog):
         self.step.setObjectName("quitStep")
         self.step.setWordWrap(True)
         self.bar = QProgressBar()
-        self.bar.setRange(0, 0)  # busy: HF answers when it answers (bounded per attempt)
+        self.bar.setRange(0, 0)  # busy: a provider answers when it answers (bounded per attempt)
         layout.addWidget(self.intro)
         layout.addWidget(self.step)
         layout.addWidget(self.bar)
         buttons = QHBoxLayout()
         self.keep_trying = QPushButton("Keep trying")
         self.keep_trying.setObjectName("quitKeepTrying")
-        self.open_hf = QPushButton("Open on Hugging Face")
-        self.open_hf.setObjectName("quitOpenHf")
+        self.open_site = QPushButton("Open on the provider's site")
+        self.open_site.setObjectName("quitOpenSite")
         self.quit_anyway = QPushButton("Quit anyway…")
         self.quit_anyway.setObjectName("quitAnyway")
-        for button in (self.keep_trying, self.open_hf, self.quit_anyway):
+        for button in (self.keep_trying, self.open_site, self.quit_anyway):
             buttons.addWidget(button)
             button.setVisible(False)
             button.setAutoDefault(False)  # focus landing on a button never makes it what Enter presses
@@ -138,7 +151,7 @@ class QuitDialog(QDialog):
         self.keep_trying.setDefault(True)
         self.keep_trying.clicked.connect(lambda: self._resolve(Exit.KEEP_TRYING))
         self.quit_anyway.clicked.connect(self._confirm_quit_anyway)
-        self.open_hf.clicked.connect(self._open_hf)
+        self.open_site.clicked.connect(self._open_site)
         self.phase = Phase.PAUSING if targets else Phase.STOPPING
         self.steps: list[str] = []
         self.billing: list[StillBilling] = []
@@ -204,7 +217,9 @@ class QuitDialog(QDialog):
         self._show_billing(billing)
         for button in (self.keep_trying, self.quit_anyway):
             button.setVisible(True)
-        self.open_hf.setVisible(any(b.endpoint for b in billing) and not self.simulated)
+        sites = [b for b in billing if b.page() is not None] if not self.simulated else []
+        self.open_site.setText(f"Open on {providers.names([b.provider for b in sites])}")
+        self.open_site.setVisible(bool(sites))
         self.keep_trying.setFocus()
         if live is not None:
             self._live_timer.start()
@@ -213,13 +228,20 @@ class QuitDialog(QDialog):
     def _show_billing(self, billing: list[StillBilling]) -> None:
         self.intro.setText("<b>Not paused: " + ", ".join(b.name for b in billing) + "</b>")
         lines = [b.line() for b in billing]
-        lines.append(f"If you quit now, {'they keep' if len(billing) > 1 else 'it keeps'} billing {self.backstop()}. "
-                     "Pairwise keeps asking Hugging Face meanwhile; this window closes by itself once "
+        lines.append(f"If you quit now, {'they keep' if len(billing) > 1 else 'it keeps'} billing {self.backstop(billing)}. "
+                     f"Pairwise keeps asking {providers.names([b.provider for b in billing])} meanwhile; this "
+                     "window closes by itself once "
                      f"{'they are' if len(billing) > 1 else 'it is'} paused.")
         self.step.setText("\n\n".join(lines))
 
-    def backstop(self) -> str:
-        return BACKSTOP.replace("Hugging Face", "the simulated Hugging Face") if self.simulated else BACKSTOP
+    def backstop(self, billing: list[StillBilling]) -> str:
+        """What ends the billing if Pairwise does not: each provider's own backstop, said once."""
+        said: list[str] = []
+        for item in billing:
+            text = item.backstop(simulated=self.simulated or item.simulated)
+            if text not in said:
+                said.append(text)
+        return "; or ".join(said) or providers.GENERIC_BACKSTOP
 
     async def choose(self) -> Exit:
         loop = asyncio.get_running_loop()
@@ -240,7 +262,7 @@ class QuitDialog(QDialog):
             self._choice.set_result(exit_)
 
     def _check_live(self) -> None:
-        """Hugging Face's state now: what was paused meanwhile (here, on its website, by the budget) leaves
+        """The providers' state now: what was paused meanwhile (here, on its website, by the budget) leaves
         the list, and the block ends by itself once nothing bills."""
         if self._live is None or self.phase not in (Phase.BLOCKED, Phase.CONFIRMING):
             return
@@ -261,7 +283,7 @@ class QuitDialog(QDialog):
         prices = "; ".join(f"{b.name} at {glossary.per_hour(b.price_per_hour)}" for b in self.billing)
         box, yes = confirm_box(self, "Leave it billing?", f"Quit and leave {names} billing?",
                                action="Quit, leave it billing", cancel="Keep trying", destructive=True,
-                               informative=f"{prices} keeps billing {self.backstop()}.")
+                               informative=f"{prices} keeps billing {self.backstop(self.billing)}.")
         self.confirmation = box
 
         def answered(_code: int) -> None:
@@ -280,16 +302,16 @@ class QuitDialog(QDialog):
                 self.phase = Phase.BLOCKED
             box.done(0)  # the question no longer stands (paused meanwhile, a signal): its answer is ignored
 
-    def _open_hf(self) -> None:
+    def _open_site(self) -> None:
         for item in self.billing:
-            if item.endpoint and not item.simulated:
-                url = HF_ENDPOINT_PAGE.format(endpoint=item.endpoint)
+            url = item.page()
+            if url is not None:
                 self.opened.append(url)
                 QDesktopServices.openUrl(QUrl(url))
 
     def working(self, text: str, phase: Phase = Phase.PAUSING) -> None:
         self.phase = phase
-        for button in (self.keep_trying, self.open_hf, self.quit_anyway):
+        for button in (self.keep_trying, self.open_site, self.quit_anyway):
             button.setVisible(False)
         self.bar.setVisible(True)
         self.intro.setText(text)
@@ -301,7 +323,7 @@ def pausing_text(targets: list[str]) -> str:
 
 async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDialog) -> list[StillBilling]:
     """Pause each target at once; what could not be paused, with why. One already paused (since the quit
-    began) is not paused again; one deleted on Hugging Face bills nothing and is not waited for."""
+    began) is not paused again; one deleted on its provider bills nothing and is not waited for."""
 
     async def one(name: str) -> StillBilling | None:
         before = facade.rented_row(name)
@@ -315,11 +337,11 @@ async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDia
             await asyncio.wait_for(facade.rented_pause_for_exit(name), PAUSE_TIMEOUT_S)
             return None
         except NotFound:
-            dialog.say(f"{name} no longer exists on Hugging Face: nothing bills.")
+            dialog.say(f"{name} no longer exists on {providers.display_name(before['provider'])}: nothing bills.")
             facade.waive_pause_on_exit([name])  # the node's stop does not ask again about what is gone
             return None
         except TimeoutError:
-            why = f"Hugging Face did not answer within {PAUSE_TIMEOUT_S:g} s"
+            why = f"{providers.display_name(before['provider'])} did not answer within {PAUSE_TIMEOUT_S:g} s"
         except Exception as exc:  # any refusal is shown as is: the user decides, not a log line
             title, message = error_text(exc)
             why = f"{title}: {message}"
@@ -328,7 +350,7 @@ async def pause_for_quit(facade: NodeFacade, targets: list[str], dialog: QuitDia
             return None  # paused meanwhile (the lifecycle kept asking): the refusal is history
         return StillBilling(name, row["price_per_hour"] if row is not None else None,
                             row["endpoint"] if row is not None else None, why,
-                            simulated=bool(row is not None and row["simulated"]))
+                            simulated=bool(row is not None and row["simulated"]), provider=before["provider"])
 
     results = await asyncio.gather(*(one(name) for name in targets))
     return [r for r in results if r is not None]

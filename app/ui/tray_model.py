@@ -7,11 +7,12 @@ lesson: rebuilt from live state, never patched).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.services.api import glossary
 from app.services.api.rows import NodeRow, RelayedRentedFact, RentedActionRow, RentedFact, is_rented
-from app.ui import fmt
+from app.ui import fmt, providers
 
 QUIET_REASONS = ("routing policy is 'never'", "not shared")
 
@@ -38,13 +39,13 @@ def billing(row: RentedActionRow) -> bool:
 
 
 def attention_reasons(rented: list[RentedActionRow]) -> list[str]:
-    """Why the user should look at Pairwise: Hugging Face unreachable, a rented node failed,
+    """Why the user should look at Pairwise: a provider unreachable, a rented node failed,
     refused, changed outside Pairwise, or is open to anyone."""
     reasons = []
     for row in rented:
         name = row["name"]
         if glossary.unreachable(row):
-            reasons.append(f"Can't reach Hugging Face — {name} may still be billing")
+            reasons.append(f"Can't reach {providers.display_name(row['provider'])} — {name} may still be billing")
         elif row["state"] == "unhealthy":
             reasons.append(f"{name} failed: {row['provider_message'] or row['reason'] or 'no details'}")
         elif row["credential_error"]:
@@ -111,7 +112,10 @@ def tooltip(state: str, *, name: str, active_jobs: int, rented: list[RentedActio
     return "\n".join(lines)
 
 
-STOP_TIP = ("Cancels the batch window's job on Hugging Face: billing stops. A window cannot be paused or "
+def stop_tip(row: Mapping[str, object] | None) -> str:
+    """What Stop window does, said with the row's provider."""
+    where = providers.display_name(row.get("provider")) if row is not None else "its provider"
+    return (f"Cancels the batch window's job on {where}: billing stops. A window cannot be paused or "
             "resumed; a later batch starts a new window and loads the model again.")
 
 
@@ -132,7 +136,7 @@ def rented_entry(row: RentedActionRow) -> MenuItem:
     if "stop" in row["capabilities"] and "pause" not in row["capabilities"]:  # a fixed window: stopped, never paused
         return MenuItem(text, children=[
             MenuItem(f"{glossary.per_hour(row['price_per_hour'])} · {row['gpu'] or 'GPU unknown'}", enabled=False),
-            MenuItem("Stop window", action=f"stop:{name}", enabled=row["stoppable"], tooltip=STOP_TIP),
+            MenuItem("Stop window", action=f"stop:{name}", enabled=row["stoppable"], tooltip=stop_tip(row)),
             MenuItem("Details…", action=f"show:{name}"),
             MenuItem("Remove from Pairwise…", action=f"delete:{name}")])
     managed = glossary.managed(row)

@@ -1,6 +1,6 @@
 """Wake from sleep, noticed the way Vorta does: a timer that should fire every few seconds finds
 that far more wall-clock time has passed. A GPU bills while the laptop sleeps, so on wake the
-tray asks Hugging Face at once instead of waiting for the next poll."""
+tray asks the rented GPUs' providers at once instead of waiting for the next poll."""
 
 from __future__ import annotations
 

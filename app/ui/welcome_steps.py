@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.settings import DEFAULT_LISTEN
+from app.ui import providers
 from app.ui.aio import Tasks
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
@@ -31,11 +32,11 @@ from app.ui.views.pairing import InviteDialog
 # a moved Ollama goes), so it takes nothing from the apps that use this machine's address.
 DEMO_PORT_AFTER_FRONT_DOOR = 2
 COPIED_MS = 2000
-IN_DEMO_TEXT = (
-    "<b>This is the demo.</b> Its Hugging Face is simulated: no account, nothing is billed, and the GPUs you "
-    "rent here are not real. It keeps its own settings, apart from your own Pairwise. To leave it, choose "
-    "Quit in the tray menu (or press Ctrl-C in the terminal that started it); a simulated GPU still running "
-    "is paused first, as a real one would be.")
+def in_demo_text() -> str:
+    return (f"<b>This is the demo.</b> Its {providers.rent_names()} is simulated: no account, nothing is billed, "
+            "and the GPUs you rent here are not real. It keeps its own settings, apart from your own Pairwise. To "
+            "leave it, choose Quit in the tray menu (or press Ctrl-C in the terminal that started it); a simulated "
+            "GPU still running is paused first, as a real one would be.")
 
 
 def pairwise_command() -> str:
@@ -122,13 +123,14 @@ class RentStep(ActionStep):
     rent_requested = Signal()
 
     def __init__(self, facade: NodeFacade, title: str, parent: QWidget | None = None) -> None:
+        where = providers.rent_names()
         super().__init__(
             title, "rentStep",
-            "When no machine of yours can run a model, rent a GPU from Hugging Face: it joins as a member "
+            f"When no machine of yours can run a model, rent a GPU from {where}: it joins as a member "
             "(Rented · off-LAN), pauses when idle and stops at the budget you set. The wizard shows the price "
-            "before anything is billed; you need a Hugging Face account.",
-            "Rent a GPU…", available=facade.hf_available(), missing="Renting GPUs is not part of this build.",
-            parent=parent)
+            f"before anything is billed; you need a {where} account.",
+            "Rent a GPU…", available=any(p.rent.available(facade) for p in providers.renting() if p.rent is not None),
+            missing="Renting GPUs is not part of this build.", parent=parent)
         self.button.clicked.connect(self.rent_requested.emit)
 
 
@@ -142,9 +144,9 @@ class DemoStep(QGroupBox):
         self.setObjectName("demoStep")
         self.in_demo = in_demo
         layout = QVBoxLayout(self)
-        self.text = step_text(IN_DEMO_TEXT if in_demo else
-            "The demo uses a simulated Hugging Face: no account, nothing is billed. It opens its own Pairwise "
-            "beside this one, with its own settings. Run in a terminal:")
+        self.text = step_text(in_demo_text() if in_demo else
+            f"The demo uses a simulated {providers.rent_names()}: no account, nothing is billed. It opens its own "
+            "Pairwise beside this one, with its own settings. Run in a terminal:")
         self.command = QLineEdit(demo_command(front_door))
         self.command.setObjectName("demoCommand")
         self.command.setReadOnly(True)

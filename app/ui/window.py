@@ -35,7 +35,7 @@ NARROW_CHARS = 120
 
 class MainWindow(QMainWindow):
     add_rented_requested = Signal()
-    sign_in_requested = Signal()
+    sign_in_requested = Signal(str)  # a provider's key: its sign-in page alone
     shown = Signal()
 
     def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:

@@ -22,9 +22,11 @@ from app.home import Home
 from app.services.bootstrap import build_node
 from app.simulator import SimSettings, SimulatedHF
 from app.ui.app import TrayApp
+from app.ui.compose import register_providers
 from app.ui.notify import Notification
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+register_providers()  # as TrayApp does at start: a view tested alone finds its providers too
 
 # Fast simulated time: a billed minute is 0.2 s; an endpoint starts in ~0.5 s.
 MINUTE_S = 0.2

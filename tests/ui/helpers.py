@@ -12,15 +12,31 @@ from PySide6.QtWidgets import QMenu
 from app.harness import REPO as REPO_DIR
 from app.harness import child_env
 from app.simulator import SimulatedHF
+from app.ui.hf.facade import HfFacade
+from app.ui.hf.provider import KEY as HF
+from app.ui.hf.wizard.pages import HfRentPages
 from tests.ui.conftest import REPO, until
+
+
+def hf_facade(app: Any) -> HfFacade:
+    """Hugging Face's account and look-ups, as its tray pages reach them."""
+    return HfFacade(app.facade.api)
+
+
+def hf(wizard: Any) -> HfRentPages:
+    """Hugging Face's pages of an Add rented GPU wizard."""
+    pages = wizard.rent_pages[HF]
+    assert isinstance(pages, HfRentPages)
+    return pages
+
 
 T4 = {"gpu": "nvidia-t4", "vendor": "aws", "region": "us-east-1"}  # $0.50 per hour
 
 
 async def running_gpu(app: Any, sim: SimulatedHF, name: str = "gpu", **settings: Any) -> dict[str, Any]:
     """Sign in and rent a T4 through the same service calls the wizard makes; wait until it runs."""
-    if not app.facade.hf_signed_in():
-        await app.facade.hf_login(sim.demo_token)
+    if not hf_facade(app).signed_in():
+        await hf_facade(app).login(sim.demo_token)
     await app.facade.rented_create({"name": name, "model": REPO, **T4, **settings})
     return await until(lambda: _running(app, name), timeout=20, what=f"{name} running")  # type: ignore[no-any-return]
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from app.simulator import SimulatedHF
+from app.ui.hf.wizard.state import HfPage
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import find_action, open_menu
+from tests.ui.helpers import find_action, hf, hf_facade, open_menu
 
 
 async def test_a_window_failing_to_load_shows_its_last_log_lines(sim: SimulatedHF, make_app: Any) -> None:
     sim.state.jobs.load_errors[REPO] = "CUDA out of memory loading weights"
     app = await make_app()
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     assert app.node.hf_jobs is not None
     await app.node.hf_jobs.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
     await until(lambda: (app.facade.rented_row("batch") or {}).get("last_log_lines"), timeout=20,
@@ -28,18 +29,17 @@ async def test_a_window_failing_to_load_shows_its_last_log_lines(sim: SimulatedH
 
 
 async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) -> None:
-    from app.ui.wizard.wizard import Page
     from tests.ui.test_wizard import open_wizard, sign_in
 
     app = await make_app()
     wizard = await open_wizard(app)
     wizard.next()
     await sign_in(wizard, sim.demo_token)
-    wizard.model.repo.setText(REPO)
+    hf(wizard).model.repo.setText(REPO)
     wizard.next()
 
-    gpu = wizard.gpu
-    assert wizard.currentId() == Page.GPU
+    gpu = hf(wizard).gpu
+    assert wizard.currentId() == HfPage.GPU
     await until(lambda: gpu.loads >= 1, what="the endpoint GPUs")
     kind = gpu.kind
     assert kind.buttons["endpoint"].text() == "Endpoint (pause and resume, scales to zero)"
@@ -54,7 +54,7 @@ async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) 
                                    "Hugging Face stops it at the end.")
     wizard.next()
 
-    settings = wizard.settings
+    settings = hf(wizard).settings
     assert settings.policy.currentData() == "prefer"  # a window is rented to be used first
     assert settings.pause_on_exit.text() == "Cancel it when Pairwise quits"
     assert not settings.wake.isVisibleTo(settings)
@@ -63,17 +63,17 @@ async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) 
     assert settings.preview.text().startswith("2 h window on l4x1: $1.62")
     assert "your $10.00/day cap pays for 12.3 h" in settings.preview.text()
     wizard.next()
-    await until(lambda: wizard.currentId() == Page.CONFIRM, what="the window's plan")
+    await until(lambda: wizard.currentId() == HfPage.CONFIRM, what="the window's plan")
 
-    summary = wizard.confirm.summary.text()
+    summary = hf(wizard).confirm.summary.text()
     assert "$1.62 for the whole window" in summary and "120 min at $0.81/h" in summary
     assert "<b>cancel</b> the job" in summary and "even if this machine is off" in summary
     assert "token-protected port (never public)" in summary
     assert sim.state.jobs.all() == []  # nothing rented before the commit
-    wizard.confirm.agree.setChecked(True)
+    hf(wizard).confirm.agree.setChecked(True)
     wizard.next()
 
-    progress = wizard.progress
+    progress = hf(wizard).progress
     await until(lambda: progress.state == "running", timeout=20, what="the window to run")
     assert progress.isComplete() and "Hugging Face ends the window by" in progress.detail.text()
     jobs = sim.state.jobs.all()
@@ -84,7 +84,7 @@ async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) 
 
 
 async def running_window(app: Any, sim: SimulatedHF) -> dict[str, Any]:
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     assert app.node.hf_jobs is not None
     await app.node.hf_jobs.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
     return await until(lambda: (r := app.facade.rented_row("batch")) and r.get("window_stage") == "RUNNING" and r,

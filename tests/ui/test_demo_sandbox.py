@@ -14,7 +14,7 @@ from app.home import Home
 from app.simulator import SimulatedHF
 from app.ui.views.settings import SettingsView
 from tests.ui.conftest import until
-from tests.ui.helpers import running_gpu
+from tests.ui.helpers import hf, running_gpu
 from tests.ui.test_money_first import hf_down, hf_up
 from tests.ui.test_wizard import open_wizard
 
@@ -37,8 +37,8 @@ async def test_the_demo_tray_names_the_simulation_and_keeps_off_the_real_install
 
     wizard = await open_wizard(app)
     assert "(simulated)" in wizard.windowTitle()
-    assert "simulated Hugging Face" in wizard.intro.rent.text()
-    assert "simulated" in wizard.sign_in.title() and "simulated" in wizard.confirm.agree.text()
+    assert "simulated Hugging Face" in wizard.intro.rent_button("huggingface").text()
+    assert "simulated" in hf(wizard).sign_in.title() and "simulated" in hf(wizard).confirm.agree.text()
     wizard.close()
 
     await running_gpu(app, sim)
@@ -48,7 +48,7 @@ async def test_the_demo_tray_names_the_simulation_and_keeps_off_the_real_install
                          timeout=40, what="the quit blocked")
     assert "gpu (simulated) is still billing" in dialog.step.text()
     assert "the simulated Hugging Face" in dialog.step.text()
-    assert dialog.open_hf.isHidden()  # nothing to open on the real site
+    assert dialog.open_site.isHidden()  # nothing to open on the real site
     await hf_up(sim)
     dialog.keep_trying.click()
     await until(lambda: app.is_closed(), timeout=40, what="the quit")

@@ -24,12 +24,12 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication, 
 
 from app.harness import REPO as REPO_DIR
 from app.simulator import SimulatedHF
+from app.ui.hf.wizard.state import HfPage
 from app.ui.notify import Notification
 from app.ui.palette import AMBER_ON_DARK, AMBER_ON_LIGHT, READABLE, contrast, muted, off_lan_colour
 from app.ui.views.pairing import JoinDialog
-from app.ui.wizard.wizard import Page
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import running_gpu
+from tests.ui.helpers import hf, running_gpu
 from tests.ui.test_money_first import hf_down, hf_up
 from tests.ui.test_wizard import open_wizard, sign_in
 
@@ -100,19 +100,19 @@ async def test_walk_every_window(sim: SimulatedHF, make_app: Any) -> None:
     wizard.next()
     found += await settled(wizard, "wizard sign in")
     await sign_in(wizard, sim.demo_token)
-    await until(lambda: wizard.model.loads >= 1, what="the catalog")
+    await until(lambda: hf(wizard).model.loads >= 1, what="the catalog")
     found += await settled(wizard, "wizard model")
-    wizard.model.repo.setText(REPO)
+    hf(wizard).model.repo.setText(REPO)
     wizard.next()
-    await until(lambda: wizard.gpu.loads >= 1, what="the GPU list")
+    await until(lambda: hf(wizard).gpu.loads >= 1, what="the GPU list")
     found += await settled(wizard, "wizard GPU")
-    assert wizard.gpu.select("nvidia-t4", "x1", vendor="aws", region="us-east-1")
+    assert hf(wizard).gpu.select("nvidia-t4", "x1", vendor="aws", region="us-east-1")
     wizard.next()
-    assert wizard.currentId() == Page.SETTINGS
-    wizard.settings.day.setValue(5)
+    assert wizard.currentId() == HfPage.SETTINGS
+    hf(wizard).settings.day.setValue(5)
     found += await settled(wizard, "wizard settings")
     wizard.next()
-    await until(lambda: wizard.currentId() == Page.CONFIRM, what="the confirmation")
+    await until(lambda: wizard.currentId() == HfPage.CONFIRM, what="the confirmation")
     found += await settled(wizard, "wizard confirm")
     wizard.close()
 

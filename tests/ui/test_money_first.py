@@ -8,9 +8,10 @@ from typing import Any
 
 from app.simulator import SimulatedHF
 from app.ui import dialogs
-from app.ui.wizard.wizard import Page, RentWizard
+from app.ui.hf.wizard.state import HfPage
+from app.ui.wizard.wizard import RentWizard
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import T4, find_action, open_menu, running_gpu, sim_state
+from tests.ui.helpers import T4, find_action, hf, hf_facade, open_menu, running_gpu, sim_state
 from tests.ui.test_wizard import open_wizard, sign_in
 
 HF_DOWN = {"target": "management", "kind": "500", "count": 100_000}
@@ -53,7 +54,7 @@ async def test_quit_that_cannot_pause_asks_and_keep_trying_pauses(sim: Simulated
     text = dialog.step.text()
     assert "gpu (simulated) is still billing at $0.50/h" in text and "scale-to-zero" in text
     assert dialog.keep_trying.isVisible() and dialog.quit_anyway.isVisible()
-    assert not dialog.open_hf.isVisible()  # a simulated endpoint has no page on the real Hugging Face
+    assert not dialog.open_site.isVisible()  # a simulated endpoint has no page on the real Hugging Face
     assert sim_state(sim, "gpu") in ("running", "scaledToZero")
 
     await hf_up(sim)
@@ -91,15 +92,15 @@ async def test_a_stop_signal_cannot_wait_for_an_answer_so_it_warns(sim: Simulate
 async def _to_settings(app: Any, sim: SimulatedHF) -> RentWizard:
     wizard = await open_wizard(app)
     wizard.next()
-    if wizard.currentId() == Page.SIGN_IN:
+    if wizard.currentId() == HfPage.SIGN_IN:
         await sign_in(wizard, sim.demo_token)
-    await until(lambda: wizard.model.loads >= 1, what="the catalog")
-    wizard.model.repo.setText(REPO)
+    await until(lambda: hf(wizard).model.loads >= 1, what="the catalog")
+    hf(wizard).model.repo.setText(REPO)
     wizard.next()
-    await until(lambda: wizard.gpu.loads >= 1, what="the GPU list")
-    assert wizard.gpu.select("nvidia-t4", "x1", vendor="aws", region="us-east-1")
+    await until(lambda: hf(wizard).gpu.loads >= 1, what="the GPU list")
+    assert hf(wizard).gpu.select("nvidia-t4", "x1", vendor="aws", region="us-east-1")
     wizard.next()
-    assert wizard.currentId() == Page.SETTINGS
+    assert wizard.currentId() == HfPage.SETTINGS
     return wizard
 
 
@@ -108,37 +109,37 @@ async def test_a_taken_name_and_no_quota_are_caught_before_billing(sim: Simulate
     await running_gpu(app, sim, name="taken")
     await app.facade.rented_detach("taken")  # Pairwise forgets it; the endpoint stays on HF under that name
     wizard = await _to_settings(app, sim)
-    settings = wizard.settings
+    settings = hf(wizard).settings
     settings.name.setText("taken")
     settings.day.setValue(3)
     wizard.next()
     await until(lambda: not settings.busy and "already exists" in settings.status.text(), what="the name refused")
-    assert wizard.currentId() == Page.SETTINGS
+    assert wizard.currentId() == HfPage.SETTINGS
     assert "nothing is billed" in settings.status.text() and "Change the name" in settings.status.text()
     settings.name.setText("fresh")
 
     await sim.control("POST", "/_sim/quota", {"instanceType": "nvidia-t4", "maxAccelerators": 0})
     wizard.next()
     await until(lambda: not settings.busy and "quota" in settings.status.text(), what="the quota refused")
-    assert wizard.currentId() == Page.SETTINGS and "Back to pick another GPU" in settings.status.text()
+    assert wizard.currentId() == HfPage.SETTINGS and "Back to pick another GPU" in settings.status.text()
     assert len(sim.state.endpoints.all()) == 1  # nothing new was created (only "taken")
 
     wizard.back()
-    assert wizard.currentId() == Page.GPU
-    assert wizard.gpu.select("nvidia-l40s", "x1", region="us-east-1")  # another GPU, as the error said
+    assert wizard.currentId() == HfPage.GPU
+    assert hf(wizard).gpu.select("nvidia-l40s", "x1", region="us-east-1")  # another GPU, as the error said
     wizard.next()
     assert settings.name.text() == "fresh" and settings.day.value() == 3  # every choice kept
     wizard.next()
-    await until(lambda: wizard.currentId() == Page.CONFIRM, what="the confirmation")
+    await until(lambda: wizard.currentId() == HfPage.CONFIRM, what="the confirmation")
 
 
 async def _at_progress(app: Any, sim: SimulatedHF, params: dict[str, Any]) -> RentWizard:
     """The wizard renting ``params`` (an endpoint's, or a window's with ``window``), on its progress page."""
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     wizard = RentWizard(app.facade, app.tasks)
     app.wizard = wizard
-    wizard.choice.params = params
-    wizard.setStartId(Page.PROGRESS)
+    hf(wizard).choice.params = params
+    wizard.setStartId(HfPage.PROGRESS)
     wizard.show()
     return wizard
 
@@ -147,7 +148,7 @@ async def test_cancel_after_billing_started_asks_and_pause_stops_the_bill(sim: S
     await sim.control("POST", "/_sim/settings", {"initializing_s": 30.0})  # stays Initializing (billed)
     app = await make_app()
     wizard = await _at_progress(app, sim, {"name": "gpu", "model": REPO, **T4})
-    await until(lambda: wizard.progress.billing_started(), what="the endpoint created")
+    await until(lambda: hf(wizard).progress.billing_started(), what="the endpoint created")
     await until(lambda: sim_state(sim, "gpu") == "initializing", what="billing")
     wizard.reject()
     box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question")
@@ -156,13 +157,13 @@ async def test_cancel_after_billing_started_asks_and_pause_stops_the_bill(sim: S
     pause = next(b for b in box.buttons() if b.text() == "Pause it")
     pause.click()
     await until(lambda: not wizard.isVisible(), what="the wizard closed")
-    assert wizard.cancel_choice == "pause"
+    assert hf(wizard).cancel_choice == "pause"
     await until(lambda: sim_state(sim, "gpu") == "paused", what="paused on HF")
 
 
 async def test_budget_pause_says_when_it_resets_and_raise_budget_opens_it(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
     note = await until(lambda: next((n for n in app.sent if n.title == "gpu paused: over budget"), None),
@@ -219,12 +220,12 @@ async def test_cancel_while_a_window_loads_offers_stop_not_pause(sim: SimulatedH
     await sim.control("POST", "/_sim/settings", {"job_loading_s": 30.0})  # stays loading (billed)
     app = await make_app()
     wizard = await _at_progress(app, sim, {"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
-    await until(lambda: wizard.progress.billing_started(), what="the job started")
+    await until(lambda: hf(wizard).progress.billing_started(), what="the job started")
     wizard.reject()
     box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question")
     assert sorted(b.text() for b in box.buttons()) == ["Don't close", "Keep it running", "Stop it"]
     assert "a later batch starts a new window" in box.informativeText()
     next(b for b in box.buttons() if b.text() == "Stop it").click()
     await until(lambda: not wizard.isVisible(), what="the wizard closed")
-    assert wizard.cancel_choice == "stop"
+    assert hf(wizard).cancel_choice == "stop"
     await until(lambda: sim.state.jobs.all()[0].stage == "CANCELED", what="the job cancelled on HF")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QMessag
 from app.simulator import SimulatedHF
 from app.ui import dialogs
 from tests.ui.conftest import until
-from tests.ui.helpers import running_gpu
+from tests.ui.helpers import hf, hf_facade, running_gpu
 
 
 def wheel(widget: QWidget, notches: int = -3) -> None:
@@ -127,18 +127,18 @@ async def test_cancel_while_billing_defaults_to_pausing(sim: SimulatedHF, make_a
     await sim.control("POST", "/_sim/settings", {"initializing_s": 30.0})  # stays Initializing (billed)
     app = await make_app()
     wizard = await _at_progress(app, sim, {"name": "gpu", "model": REPO, **T4})
-    await until(lambda: wizard.progress.billing_started(), what="the endpoint created")
+    await until(lambda: hf(wizard).progress.billing_started(), what="the endpoint created")
     wizard.reject()
     box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question")
     assert box.defaultButton().text() == "Pause it" and box.escapeButton().text() == "Don't close"
     QTest.keyClick(box, Qt.Key.Key_Escape)
     await until(lambda: not dialogs.ACTIVE, what="Escape answered")
-    assert wizard.isVisible() and wizard.cancel_choice is None  # Escape keeps the wizard and the endpoint
+    assert wizard.isVisible() and hf(wizard).cancel_choice is None  # Escape keeps the wizard and the endpoint
     wizard.reject()
     box = await until(lambda: dialogs.ACTIVE[-1] if dialogs.ACTIVE else None, what="the question again")
     QTest.keyClick(box, Qt.Key.Key_Return)
     await until(lambda: not wizard.isVisible(), what="the wizard closed")
-    assert wizard.cancel_choice == "pause"
+    assert hf(wizard).cancel_choice == "pause"
     await until(lambda: sim_state(sim, "gpu") == "paused", what="paused on HF")
 
 
@@ -148,7 +148,7 @@ async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app
     from tests.ui.helpers import REPO, T4, find_action, open_menu
 
     app = await make_app()
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02,
                                     "scale_to_zero_min": 600})
     await until(lambda: any(n.title == "gpu paused: over budget" for n in app.notifier.attention),

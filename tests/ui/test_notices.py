@@ -13,7 +13,7 @@ from app.services.platform import notifications
 from app.simulator import SimulatedHF
 from app.ui.notices import MONEY_KINDS
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import T4, running_gpu, sim_state
+from tests.ui.helpers import T4, hf_facade, running_gpu, sim_state
 
 
 def test_only_macos_needs_the_permission_and_a_python_that_cannot_ask_says_unknown(
@@ -46,7 +46,7 @@ def macos(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 async def rent_over_budget(app: Any, sim: SimulatedHF) -> None:
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
     await until(lambda: any(n.title == "gpu paused: over budget" for n in app.sent), what="the budget notice")

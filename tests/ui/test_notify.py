@@ -22,7 +22,7 @@ from app.services.events import (
 from app.simulator import SimulatedHF
 from app.ui.notify import NotificationPolicy
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import T4, running_gpu, sim_state
+from tests.ui.helpers import T4, hf_facade, running_gpu, sim_state
 
 BUDGET = BudgetPaused(node="gpu", reason="budget reached: $10.00 of $10.00 per day", spent_usd=10.0, cap_usd=10.0,
                       period="day", provider_pause=True)
@@ -117,7 +117,7 @@ async def test_real_off_lan_prompts_idle_pause_and_wake(sim: SimulatedHF, make_a
 
 async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     # $0.50/h: the cap is under three billed minutes (0.2 s each), reached while it starts or soon after.
     await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")

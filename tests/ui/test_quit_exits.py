@@ -149,8 +149,9 @@ async def test_open_on_hugging_face_opens_each_real_endpoints_page(qapp: Any, mo
     opened: list[str] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toString()))
     dialog = QuitDialog(["gpu"])
-    dialog.blocked([StillBilling("gpu", 0.5, "me/gpu", "Hugging Face did not answer")])
-    assert not dialog.open_hf.isHidden()
-    dialog.open_hf.click()
+    dialog.blocked([StillBilling("gpu", 0.5, "me/gpu", "Hugging Face did not answer",
+                                  provider="huggingface-endpoint")])
+    assert not dialog.open_site.isHidden() and dialog.open_site.text() == "Open on Hugging Face"
+    dialog.open_site.click()
     assert opened == dialog.opened == ["https://endpoints.huggingface.co/me/gpu"]
     dialog.finish()

@@ -9,10 +9,11 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.simulator import SimulatedHF
 from app.ui import dialogs
+from app.ui.hf.wizard.state import HfPage
 from app.ui.tray_model import headline
 from app.ui.views.nodes import row_cells
 from tests.ui.conftest import REPO, until
-from tests.ui.helpers import join_with_pin, running_gpu, sim_state
+from tests.ui.helpers import hf, hf_facade, join_with_pin, running_gpu, sim_state
 
 
 def table(widget: Any) -> list[list[str]]:
@@ -106,22 +107,23 @@ async def test_settings_off_lan_and_account(sim: SimulatedHF, make_app: Any) -> 
     app.open_window()
     app.window.tabs.setCurrentIndex(2)
     settings = app.window.settings
-    await until(lambda: "Not signed in" in settings.hf_status.text(), what="the account")
-    settings.sign_in_button.click()  # the wizard's sign-in page alone
+    account = settings.account_boxes["huggingface"]  # Hugging Face's account box, as it registered it
+    await until(lambda: "Not signed in" in account.status.text(), what="the account")
+    account.sign_in_button.click()  # the wizard's sign-in page alone
     wizard = app.wizard
-    assert wizard is not None and wizard.currentId() == wizard.Page.SIGN_IN and wizard.sign_in_only
-    wizard.sign_in.token.setText(sim.demo_token)
+    assert wizard is not None and wizard.currentId() == HfPage.SIGN_IN and wizard.sign_in_only
+    hf(wizard).sign_in.token.setText(sim.demo_token)
     wizard.next()  # on the only page: Finish checks the token, then closes the wizard
     await until(lambda: not wizard.isVisible(), what="the sign-in to finish")
-    assert app.facade.hf_signed_in()
+    assert hf_facade(app).signed_in()
     settings.refresh()
-    await until(lambda: "Signed in as demo-user" in settings.hf_status.text(), what="the account")
+    await until(lambda: "Signed in as demo-user" in account.status.text(), what="the account")
     assert settings.allow.isChecked()
     settings.deny.setChecked(True)
     await until(lambda: app.node.settings.off_lan == "deny", what="off-LAN denied")
-    settings.sign_out()
-    await until(lambda: "Not signed in" in settings.hf_status.text(), what="signed out")
-    assert not app.facade.hf_signed_in()
+    account.sign_out()
+    await until(lambda: "Not signed in" in account.status.text(), what="signed out")
+    assert not hf_facade(app).signed_in()
 
 
 async def test_pairing_with_a_pin(make_app: Any, node_factory: Any) -> None:

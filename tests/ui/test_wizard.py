@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.simulator import SimulatedHF
+from app.ui.hf.wizard.state import HfPage
 from app.ui.wizard.wizard import Page, RentWizard
 from tests.ui.conftest import REPO, until
+from tests.ui.helpers import hf, hf_facade
 
 
 async def open_wizard(app: Any) -> RentWizard:
@@ -18,7 +20,7 @@ async def open_wizard(app: Any) -> RentWizard:
 
 
 async def sign_in(wizard: RentWizard, token: str) -> str:
-    page = wizard.sign_in
+    page = hf(wizard).sign_in
     page.token.setText(token)
     before = wizard.currentId()
     wizard.next()
@@ -31,28 +33,28 @@ async def test_sign_in_errors_name_what_is_wrong(sim: SimulatedHF, make_app: Any
     app = await make_app()
     wizard = await open_wizard(app)
     wizard.next()
-    assert wizard.currentId() == Page.SIGN_IN
-    assert not wizard.sign_in.isComplete()  # nothing typed, not signed in
+    assert wizard.currentId() == HfPage.SIGN_IN
+    assert not hf(wizard).sign_in.isComplete()  # nothing typed, not signed in
 
     text = await sign_in(wizard, "hf_not_a_real_token")
-    assert wizard.currentId() == Page.SIGN_IN
+    assert wizard.currentId() == HfPage.SIGN_IN
     assert "refused the token" in text
 
     await sim.control("POST", "/_sim/tokens", {"token": "hf_call_only", "user": "carol",
                                                "scoped": {"carol": ["inference.endpoints.infer.write"]}})
     text = await sign_in(wizard, "hf_call_only")
-    assert wizard.currentId() == Page.SIGN_IN
+    assert wizard.currentId() == HfPage.SIGN_IN
     assert "cannot manage endpoints in carol" in text and "inference.endpoints.write" in text
 
     await sim.control("POST", "/_sim/tokens", {"token": "hf_nothing", "user": "dave", "scoped": {"dave": []}})
     text = await sign_in(wizard, "hf_nothing")
-    assert wizard.currentId() == Page.SIGN_IN
+    assert wizard.currentId() == HfPage.SIGN_IN
     assert "inference.endpoints.write" in text and "inference.endpoints.infer.write" in text
 
     await sign_in(wizard, sim.demo_token)
-    assert wizard.currentId() == Page.MODEL
-    assert wizard.sign_in.token.text() == ""  # the widget forgets the token once the keyring has it
-    assert wizard.choice.namespaces[0] == sim.demo_namespace
+    assert wizard.currentId() == HfPage.MODEL
+    assert hf(wizard).sign_in.token.text() == ""  # the widget forgets the token once the keyring has it
+    assert hf(wizard).choice.namespaces[0] == sim.demo_namespace
 
 
 async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
@@ -61,9 +63,9 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     wizard = await open_wizard(app)
     wizard.next()
     await sign_in(wizard, sim.demo_token)
-    assert wizard.currentId() == Page.MODEL
+    assert wizard.currentId() == HfPage.MODEL
 
-    model = wizard.model
+    model = hf(wizard).model
     await until(lambda: model.loads >= 1, what="the catalog")
     shown = [model.results.item(i).text() for i in range(model.results.count())]
     assert shown[0] == "Chat and text generation" and "Embeddings (for search, not chat)" in shown
@@ -80,8 +82,8 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     assert model.repo.text() == REPO and model.isComplete()
     wizard.next()
 
-    gpu = wizard.gpu
-    assert wizard.currentId() == Page.GPU
+    gpu = hf(wizard).gpu
+    assert wizard.currentId() == HfPage.GPU
     await until(lambda: gpu.loads >= 1, what="the GPU list")
     rows = {(r["instanceType"], r["instanceSize"], r["region"]): r for r in gpu.rows}
     assert all(r["accelerator"] == "gpu" for r in gpu.rows)
@@ -99,8 +101,8 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     assert gpu.select("nvidia-l40s", "x1", region="us-east-1")
     wizard.next()
 
-    settings = wizard.settings
-    assert wizard.currentId() == Page.SETTINGS
+    settings = hf(wizard).settings
+    assert wizard.currentId() == HfPage.SETTINGS
     assert settings.name.text() == "smollm2-135m-instruct"
     settings.name.setText("smol")
     settings.idle.setValue(0)
@@ -114,9 +116,9 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     settings.idle.setValue(15)
     settings.share.setChecked(True)
     wizard.next()
-    await until(lambda: wizard.currentId() == Page.CONFIRM, what="the plan")
+    await until(lambda: wizard.currentId() == HfPage.CONFIRM, what="the plan")
 
-    confirm = wizard.confirm
+    confirm = hf(wizard).confirm
     summary = confirm.summary.text()
     assert "smol" in summary and REPO in summary and "nvidia-l40s x1" in summary and "$1.80/h" in summary
     assert "from the moment you click Create" in summary and "never public" in summary
@@ -126,8 +128,8 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
     confirm.agree.setChecked(True)
     wizard.next()
 
-    progress = wizard.progress
-    assert wizard.currentId() == Page.PROGRESS
+    progress = hf(wizard).progress
+    assert wizard.currentId() == HfPage.PROGRESS
     await until(lambda: progress.state == "running", timeout=20, what="Running")
     assert "initializing" in progress.seen
     assert progress.seen.index("initializing") < progress.seen.index("running")
@@ -147,7 +149,7 @@ async def test_rent_a_gpu_end_to_end(sim: SimulatedHF, make_app: Any) -> None:
 
 async def test_attach_an_existing_endpoint(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
-    await app.facade.hf_login(sim.demo_token)
+    await hf_facade(app).login(sim.demo_token)
     await app.facade.rented_create({"name": "first", "model": REPO, "gpu": "nvidia-t4", "vendor": "aws",
                                     "region": "us-east-1"})
     await until(lambda: (app.facade.rented_row("first") or {}).get("provider_state") == "running", what="first running")

@@ -9,8 +9,9 @@ import httpx
 
 from app.simulator import SimulatedHF
 from app.tinymodel import TinyModelOptions, start_tiny
-from app.ui.wizard.wizard import Page
+from app.ui.hf.wizard.state import HfPage
 from tests.ui.conftest import until
+from tests.ui.helpers import hf
 from tests.ui.test_wizard import open_wizard, sign_in
 
 LOCAL, REPO = "qwen2.5:7b", "Qwen/Qwen2.5-7B-Instruct"
@@ -26,11 +27,11 @@ async def test_bigger_context_copy_of_a_local_model(sim: SimulatedHF, make_app: 
         wizard = await open_wizard(app)
         wizard.next()
         await sign_in(wizard, sim.demo_token)
-        wizard.model.repo.setText(REPO)  # typed: any repository id
+        hf(wizard).model.repo.setText(REPO)  # typed: any repository id
         wizard.next()
 
-        gpu = wizard.gpu
-        assert wizard.currentId() == Page.GPU
+        gpu = hf(wizard).gpu
+        assert wizard.currentId() == HfPage.GPU
         await until(lambda: gpu.loads >= 1, what="the GPU list")
         context = gpu.context
         # What the local copies lack: the smallest window bigger than theirs is preselected, and said.
@@ -53,17 +54,17 @@ async def test_bigger_context_copy_of_a_local_model(sim: SimulatedHF, make_app: 
         context.link.setChecked(True)
         wizard.next()
 
-        settings = wizard.settings
-        assert wizard.currentId() == Page.SETTINGS
+        settings = hf(wizard).settings
+        assert wizard.currentId() == HfPage.SETTINGS
         settings.name.setText("qwen-128k")
         wizard.next()
-        await until(lambda: wizard.currentId() == Page.CONFIRM, what="the plan")
-        summary = wizard.confirm.summary.text()
+        await until(lambda: wizard.currentId() == HfPage.CONFIRM, what="the plan")
+        summary = hf(wizard).confirm.summary.text()
         assert "Context window: <b>131,072 tokens</b>" in summary and f"one model with {LOCAL}" in summary
         assert sim.state.endpoints.all() == []  # nothing rented before the user's word
-        wizard.confirm.agree.setChecked(True)
+        hf(wizard).confirm.agree.setChecked(True)
         wizard.next()
-        await until(lambda: wizard.progress.state == "running", timeout=20, what="Running")
+        await until(lambda: hf(wizard).progress.state == "running", timeout=20, what="Running")
 
         endpoint = sim.state.endpoints.all()[0]
         assert endpoint.config["model"]["image"]["huggingface"]["maxTotalTokens"] == 131072

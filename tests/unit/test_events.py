@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from app.services.events import Event, EventBus, Notice, from_json, kinds
+from app.ui.compose import register_providers
 from app.ui.notify import RENDERINGS, NotificationPolicy
+
+register_providers()  # a provider's own kinds are rendered as it registers them, as the tray does at start
 
 SAMPLES: dict[Any, Any] = {str: "x", float: 1.5, int: 2, bool: True}
 
@@ -54,7 +57,7 @@ def test_each_kind_has_a_json_form_made_of_its_fields(cls: type[Event]) -> None:
 
 @pytest.mark.parametrize("cls", ALL, ids=lambda cls: cls.kind)
 def test_each_kind_has_a_rendering_in_the_tray(cls: type[Event]) -> None:
-    assert cls in RENDERINGS, f"add {cls.__name__} to app.ui.notify.RENDERINGS"
+    assert cls in RENDERINGS, f"add {cls.__name__} to app.ui.notify.RENDERINGS (or its provider's renderings)"
     note = NotificationPolicy().on_event(sample(cls))
     assert (note is not None) == RENDERINGS[cls].notifies, f"{cls.__name__}: the policy and RENDERINGS disagree"
     if note is not None:

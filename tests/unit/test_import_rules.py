@@ -42,7 +42,11 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     # A provider's part of the service API and its control routes, in its folder (api/parts.py).
     ("provider-api", PROVIDER_API_PARTS),
     ("compose", ("app.services.bootstrap",)),
-    ("entry", ("app.ui", "app.cli", "app.cli_", "app.control_client", "app.__main__")),
+    # The tray: its generic views (which read a provider's parts from app/ui/providers.py, registered at
+    # start by app/ui/compose.py), a provider's tray package above them, then the ways in.
+    ("tray", ("app.ui",)),
+    ("tray-providers", ("app.ui.hf",)),
+    ("entry", ("app.ui.launch", "app.cli", "app.cli_", "app.control_client", "app.__main__")),
 ]
 # Test doubles and tools, outside the house: they may use it, it never imports them (but the demo).
 TOOLS = ("app.simulator", "app.tinymodel", "app.harness")

@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from app.services.api import glossary
 from app.services.api.models import ModelsApi
+from app.services.api.plans import (
+    Detached,
+    EndpointPlan,
+    WindowFlavor,
+    WindowPlan,
+    endpoint_plan,
+    window_flavor,
+    window_plan,
+)
 from app.services.api.rows import RentedActionRow, RentedRow
 from app.services.errors import ConfigError, FeatureMissing, RefusedError
 from app.services.rented.caps import resume_refusal
@@ -168,10 +177,10 @@ class RentedApi:
     async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedActionRow:
         return self._row(await self._manager().set(name, changes, token))
 
-    async def detach(self, name: str, *, force: bool = False) -> dict[str, Any]:
+    async def detach(self, name: str, *, force: bool = False) -> Detached:
         """Detach (forget) a rented node; refused while its endpoint bills and cannot be paused, unless ``force``."""
         await self._manager().detach(name, force=force)
-        return {"detached": name}
+        return Detached(detached=name)
 
     async def probe(self, name: str) -> RentedActionRow:
         """Probe again now (models, credential, public flag)."""
@@ -183,12 +192,11 @@ class RentedApi:
 
     # -- a provider's new endpoints ---------------------------------------------------------------------------
 
-    async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def plan(self, params: dict[str, Any]) -> EndpointPlan:
         """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet), and
         the names the new copy will be linked with (``same_as``: the user's word that they are one model)."""
         same_as = _same_as(params)
-        plan = await self._ops().plan(params)
-        return {**plan, "same_as": same_as}
+        return endpoint_plan(await self._ops().plan(params), same_as)
 
     async def create(self, params: dict[str, Any]) -> RentedRow:
         same_as = _same_as(params)
@@ -218,13 +226,13 @@ class RentedApi:
 
     # -- a provider's batch windows ---------------------------------------------------------------------------
 
-    async def window_flavors(self) -> builtins.list[dict[str, Any]]:
-        return [f.to_json() for f in await self._windows().flavors()]
+    async def window_flavors(self) -> builtins.list[WindowFlavor]:
+        return [window_flavor(f.to_json()) for f in await self._windows().flavors()]
 
-    async def window_plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def window_plan(self, params: dict[str, Any]) -> WindowPlan:
         """What ``window_create(params)`` would start: the whole window's cost against the caps
         (refused if they cannot pay for it)."""
-        return await self._windows().plan(params)
+        return window_plan(await self._windows().plan(params))
 
     async def window_create(self, params: dict[str, Any]) -> RentedRow:
         return await self._windows().create(params)

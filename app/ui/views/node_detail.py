@@ -1,4 +1,4 @@
-"""One node in detail. A rented node shows its state and Hugging Face's own message, session,
+"""One node in detail. A rented node shows its state and its provider's own message, session,
 day and month cost (today's split by requester), its budget, idle and per-peer limits (editable),
 and Pause, Resume and Delete; a LAN node shows its machine, engines and models."""
 
@@ -35,11 +35,11 @@ from app.services.api.rows import (
     is_rented,
 )
 from app.services.errors import PairwiseError
-from app.ui import fmt
+from app.ui import fmt, providers
 from app.ui.aio import Tasks
 from app.ui.dialogs import confirm
 from app.ui.facade import NodeFacade
-from app.ui.tray_model import STOP_TIP
+from app.ui.tray_model import stop_tip
 from app.ui.usage import usage_snippets
 from app.ui.views import budget_edit
 from app.ui.views.budget_edit import Change, Fields
@@ -66,12 +66,13 @@ def is_window(row: Mapping[str, Any]) -> bool:
 def what_delete_loses(row: RentedActionRow) -> str:
     name = row["name"]
     models = ", ".join(row["models"]) or "its models"
+    where_it_runs = providers.display_name(row["provider"])
     if is_window(row):
-        return (f"Pairwise cancels {name}'s batch window on Hugging Face if it is still running (billing stops) and "
+        return (f"Pairwise cancels {name}'s batch window on {where_it_runs} if it is still running (billing stops) and "
                 f"forgets the node; {models} leave your cluster. Jobs history and costs stay.")
     if row["lifecycle"]["managed"]:
         where = row["endpoint"] or "the endpoint"
-        return (f"This deletes the Hugging Face endpoint {where} for good: its configuration and its URL cannot "
+        return (f"This deletes the {where_it_runs} endpoint {where} for good: its configuration and its URL cannot "
                 f"be recovered, and {models} leave your cluster. Billing for it stops. Jobs history and costs stay.")
     return (f"Pairwise forgets {name} and removes its token from the keyring; {models} leave your cluster. "
             f"The endpoint itself is not deleted: it keeps running at {row['provider']} (and billing, if it "
@@ -165,7 +166,7 @@ class NodeDetail(QWidget):
         self.pause_button = QPushButton("Pause")
         self.resume_button = QPushButton("Resume")
         self.stop_button = QPushButton("Stop window")  # a batch window's one action: no pause, no resume
-        self.stop_button.setToolTip(STOP_TIP)
+        self.stop_button.setToolTip(stop_tip(None))
         self.delete_button = QPushButton("Delete…")
         for button in (self.pause_button, self.resume_button, self.stop_button, self.delete_button):
             buttons.addWidget(button)
@@ -271,7 +272,8 @@ class NodeDetail(QWidget):
 
     def _show_rented(self, row: Mapping[str, Any], *, own: bool) -> None:
         """What every rented row shows (a peer's may lack any key, so each is read with ``get``)."""
-        simulated = " (simulated Hugging Face)" if row.get("simulated") else ""
+        who_rents = providers.display_name(row.get("provider"))
+        simulated = f" (simulated {who_rents})" if row.get("simulated") else ""
         self.title.setText(f"{row.get('name')} — Rented · off-LAN{simulated}")
         who = "this machine" if own else str(row.get("sponsor") or "another machine")
         self.subtitle.setText(f"{row.get('gpu') or 'GPU unknown'} from {glossary.provider(row.get('provider'))}, "
@@ -279,11 +281,11 @@ class NodeDetail(QWidget):
                               "Prompts served here leave your LAN.")
         self._fact("State", glossary.rented_state(row))
         if row.get("provider_message"):
-            self._fact("Hugging Face says", row["provider_message"])
+            self._fact(f"{who_rents} says", row["provider_message"])
         if row.get("reason") and row.get("state") == "ineligible":
             self._fact("Why", row["reason"])
         if row.get("window_ends_at"):
-            self._fact("Batch window", f"{row.get('window_stage')}; Hugging Face ends it by {row['window_ends_at']}")
+            self._fact("Batch window", f"{row.get('window_stage')}; {who_rents} ends it by {row['window_ends_at']}")
         if row.get("last_log_lines"):  # a window that ended in error: why the model did not load
             lines = QLabel("\n".join(row["last_log_lines"][-LAST_LINES_SHOWN:]))
             lines.setObjectName("lastLogLines")
@@ -322,6 +324,7 @@ class NodeDetail(QWidget):
         managed = glossary.managed(row)
         refusal = glossary.resume_refusal(row)
         self.stop_button.setEnabled(row["stoppable"])
+        self.stop_button.setToolTip(stop_tip(row))
         self.pause_button.setEnabled(glossary.pausable(row))
         self.resume_button.setEnabled(glossary.resumable(row) and refusal is None)
         self.resume_button.setToolTip(refusal or "")
@@ -372,12 +375,15 @@ class NodeDetail(QWidget):
         # Many messages already start with what the title says; say it once.
         self.message.setText(message if message.lower().startswith(title.lower()) else f"{title}: {message}")
 
+    def _provider_name(self) -> str:
+        return providers.display_name(self.own["provider"] if self.own is not None else None)
+
     async def act(self, verb: str, name: str) -> bool:
         own = self.own
         if verb == "pause":
             self.message.setText(f"Pausing {name}…")
             await self.facade.rented_pause(name)
-            self.message.setText(f"Pausing {name}; billing stops once Hugging Face has paused it.")
+            self.message.setText(f"Pausing {name}; billing stops once {self._provider_name()} has paused it.")
             self.pending = ("pause", name)
         elif verb == "resume":
             self.message.setText(f"Resuming {name}… (billing starts when it initializes)")
@@ -386,11 +392,11 @@ class NodeDetail(QWidget):
             self.pending = ("resume", name)
         elif verb == "stop":
             if not await confirm(self, f"Stop {name}?", f"Stop {name}'s batch window?", action="Stop window",
-                                 informative=STOP_TIP, destructive=True):
+                                 informative=stop_tip(own), destructive=True):
                 return False
             self.message.setText(f"Stopping {name}…")
             await self.facade.rented_stop(name)
-            self.message.setText(f"Stopping {name}: Hugging Face cancels its job; billing stops.")
+            self.message.setText(f"Stopping {name}: {self._provider_name()} cancels its job; billing stops.")
             self.pending = ("stop", name)
         elif verb == "delete":
             if own is None:  # the button shows only on this node's own rented nodes

@@ -1,15 +1,15 @@
 """Settings: pairing and peers, engines, models and their names, the off-LAN policy, peers' rented
-GPUs, keys and LAN access, the Hugging Face account."""
+GPUs, keys and LAN access, each provider's account."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -23,9 +23,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api.changes import SettingsChange
+from app.ui import providers
 from app.ui.aio import Tasks
 from app.ui.dialogs import ask
 from app.ui.facade import NodeFacade
+from app.ui.providers import AccountBox
 from app.ui.views.keys import KeysBox
 from app.ui.views.login_item import LoginItemBox, autostart_for
 from app.ui.views.models_box import ModelsBox
@@ -35,7 +37,7 @@ from app.ui.welcome import DiscoverDialog
 
 
 class SettingsView(QScrollArea):
-    sign_in_requested = Signal()
+    sign_in_requested = Signal(str)  # a provider's key
 
     def __init__(self, facade: NodeFacade, tasks: Tasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,22 +115,13 @@ class SettingsView(QScrollArea):
         self.keys_box = KeysBox(facade, tasks)
         layout.addWidget(self.keys_box)
 
-        hf = QGroupBox("Hugging Face account")
-        h = QFormLayout(hf)
-        self.hf_status = QLabel("…")
-        self.hf_status.setObjectName("hfStatus")
-        self.hf_status.setWordWrap(True)
-        buttons = QHBoxLayout()
-        self.sign_in_button = QPushButton("Sign in…")
-        self.sign_out_button = QPushButton("Sign out")
-        self.sign_in_button.clicked.connect(self.sign_in_requested.emit)
-        self.sign_out_button.clicked.connect(self.sign_out)
-        buttons.addWidget(self.sign_in_button)
-        buttons.addWidget(self.sign_out_button)
-        buttons.addStretch(1)
-        h.addRow(self.hf_status)
-        h.addRow(buttons)
-        layout.addWidget(hf)
+        # Each provider's account (who is signed in, Sign in, Sign out), as it registered it.
+        self.account_boxes: dict[str, AccountBox] = {}
+        for provider in providers.registered():
+            if provider.account_box is not None:
+                box = provider.account_box(facade, tasks, functools.partial(self.sign_in_requested.emit, provider.key))
+                self.account_boxes[provider.key] = box
+                layout.addWidget(box)
         # The demo is a sandbox: it never writes (or removes) the real login item.
         self.login_item = None if facade.is_demo() else LoginItemBox(autostart_for(Path(facade.home)))
         if self.login_item is not None:
@@ -160,33 +153,8 @@ class SettingsView(QScrollArea):
         self.models_box.refresh()
         self.peer_rented_box.refresh()
         self.keys_box.refresh()
-        self.tasks.spawn(self._hf_refresh(), name="hf status", on_error=lambda t, m: self.hf_status.setText(f"{t}: {m}"))
-
-    async def _hf_refresh(self) -> None:
-        if not self.facade.hf_available():
-            self.hf_status.setText("The Hugging Face adapter is not part of this build.")
-            self.sign_in_button.setEnabled(False)
-            self.sign_out_button.setEnabled(False)
-            return
-        if not self.facade.hf_signed_in():
-            self.hf_status.setText("Not signed in. Sign in with a fine-grained token to rent GPUs.")
-            self.sign_out_button.setEnabled(False)
-            return
-        status = await self.facade.hf_status()
-        spaces = "; ".join(f"{n['name']}: {'manage' if n['can_manage'] else 'no manage'}, "
-                           f"{'call' if n['can_call'] else 'no call'}" for n in status.get("namespaces") or [])
-        text = f"Signed in as {status.get('user')} (token {status.get('token_name') or status.get('role')}). {spaces}"
-        for warning in status.get("warnings") or []:
-            text += f"\n⚠ {warning}"
-        self.hf_status.setText(text)
-        self.sign_out_button.setEnabled(True)
-
-    def sign_out(self) -> None:
-        async def run() -> None:
-            await self.facade.hf_logout()
-            self.refresh()
-
-        self.tasks.spawn(run(), name="hf logout")
+        for box in self.account_boxes.values():
+            box.refresh()
 
     def _off_lan_toggled(self, allow: bool) -> None:
         self.tasks.spawn(self.facade.change_settings(SettingsChange(off_lan="allow" if allow else "deny")), name="off-LAN policy")

@@ -1,11 +1,12 @@
-"""The Add rented GPU wizard (QWizard).
+"""The Add rented GPU wizard (QWizard): the shell, the intro and the attach path. Each provider
+that rents brings its own pages (``app/ui/providers.py::RentPages``, in the provider's own folder,
+``app/ui/<provider>/wizard/``).
 
-    wizard.py        RentWizard: page order, the choices made so far, the two paths
+    wizard.py        RentWizard: the intro, the providers' pages, the attach path
+    intro.py         rent on a provider, or attach an endpoint
     base.py          AsyncPage: a page whose Next runs a coroutine first (sign-in, attach)
-    account.py       intro (rent or attach) and Hugging Face sign-in
-    choose.py        model from HF's catalog (search or typed repo id), GPU from HF's list
-    configure.py     the node's settings with a live cost preview, and the billing confirmation
-    progress.py      creation and live progress Initializing → Running
     attach.py        attaching an existing endpoint (URL, token, provider)
-    cost.py          the cost preview's words (plain functions)
+    context.py       the context window of the copy being rented
+    policies.py      when the cluster may use a rented node
+    state.py         the shell's page ids
 """

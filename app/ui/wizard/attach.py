@@ -1,6 +1,7 @@
-"""The second path: attach an endpoint the user already has: its URL (or, for a Hugging Face
-endpoint, NAMESPACE/NAME), its token and its provider. The node checks the URL rules and
-probes the endpoint before anything is stored; the token goes to the keyring."""
+"""The second path: attach an endpoint the user already has: its URL (or what its provider takes
+instead, such as NAMESPACE/NAME), its token and its provider (the registered providers' choices,
+``app/ui/providers.py``). The node checks the URL rules and probes the endpoint before anything is
+stored; the token goes to the keyring."""
 
 from __future__ import annotations
 
@@ -21,25 +22,29 @@ from app.services.api.rows import RentedActionRow
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.providers import AttachChoice, registered
 from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
-from app.ui.wizard.configure import POLICIES
+from app.ui.wizard.policies import POLICIES
 
-PROVIDERS = [
-    ("openai-compatible", "Any OpenAI-compatible HTTPS endpoint"),
-    ("huggingface-endpoint", "Hugging Face Inference Endpoint"),
-    ("huggingface-router", "Hugging Face router (Inference Providers)"),
-    ("huggingface-job", "Hugging Face Job serving an OpenAI API"),
-]
+ANY_ENDPOINT = AttachChoice("openai-compatible", "Any OpenAI-compatible HTTPS endpoint")
+URL_EXAMPLE = "https://host.example/v1"
+
+
+def attach_choices() -> list[AttachChoice]:
+    """Any OpenAI-compatible endpoint first, then each registered provider's own."""
+    return [ANY_ENDPOINT, *(choice for provider in registered() for choice in provider.attach)]
+
+
+def choice_of(provider: str) -> AttachChoice:
+    return next((c for c in attach_choices() if c.provider == provider), ANY_ENDPOINT)
 
 
 def declaration(*, name: str, provider: str, where: str, models: str, gpu: str, price: float, share: bool,
                 use: str, managed: bool) -> dict[str, Any]:
     decl: dict[str, Any] = {"name": name, "provider": provider, "share_with_cluster": share, "routing": {"use": use}}
-    if provider == "huggingface-endpoint" and not where.startswith(("http://", "https://")):
-        decl["endpoint"] = where  # NAMESPACE/NAME: URL, GPU and price come from Hugging Face
-        decl["lifecycle"] = {"managed": managed}
-    else:
+    declare = choice_of(provider).declare
+    if declare is None or not declare(where, managed, decl):
         decl["url"] = where
     names = [m.strip() for m in models.split(",") if m.strip()]
     if names:
@@ -63,11 +68,12 @@ class AttachPage(AsyncPage):
         self.name.setObjectName("attachName")
         self.provider = QComboBox()
         self.provider.setObjectName("attachProvider")
-        for value, text in PROVIDERS:
-            self.provider.addItem(text, value)
+        choices = attach_choices()
+        for choice in choices:
+            self.provider.addItem(choice.label, choice.provider)
         self.url = QLineEdit()
         self.url.setObjectName("attachUrl")
-        self.url.setPlaceholderText("https://xyz.us-east-1.aws.endpoints.huggingface.cloud  (or namespace/name)")
+        self.url.setPlaceholderText(next((c.placeholder for c in choices if c.placeholder), URL_EXAMPLE))
         self.token = QLineEdit()
         self.token.setObjectName("attachToken")
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
@@ -84,7 +90,8 @@ class AttachPage(AsyncPage):
         self.policy = QComboBox()
         for value, text in POLICIES:
             self.policy.addItem(text, value)
-        self.managed = QCheckBox("Let Pairwise pause and resume it (Hugging Face endpoints)")
+        managed_by = [c.manages for c in choices if c.manages]
+        self.managed = QCheckBox("Let Pairwise pause and resume it" + (f" ({', '.join(managed_by)})" if managed_by else ""))
         form.addRow("Name", self.name)
         form.addRow("Provider", self.provider)
         form.addRow("URL", self.url)

@@ -8,7 +8,6 @@ from PySide6.QtWidgets import QLabel, QWizardPage
 
 from app.services.errors import PairwiseError
 from app.ui.aio import Tasks, error_text
-from app.ui.wizard.state import WizardState, state_of
 
 
 class AsyncPage(QWizardPage):
@@ -20,9 +19,6 @@ class AsyncPage(QWizardPage):
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.status.setObjectName("pageStatus")
-
-    def rent_wizard(self) -> WizardState:
-        return state_of(self)
 
     async def run_next(self) -> None:
         """Raise (a PairwiseError, ideally) to stay on the page."""

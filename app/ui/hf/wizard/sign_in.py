@@ -1,14 +1,15 @@
-"""The wizard's first pages: rent a new GPU or attach an existing endpoint; sign in to
-Hugging Face with a fine-grained token, checked at once, missing permissions named."""
+"""Hugging Face's first page of Add rented GPU: sign in with a fine-grained token, checked at once,
+missing permissions named. Alone, it is Settings → Hugging Face account → Sign in."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QLineEdit, QRadioButton, QVBoxLayout, QWizardPage
+from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout
 
 from app.services.errors import RefusedError
 from app.services.hf.api import HfAccount
 from app.ui.aio import Tasks
-from app.ui.facade import NodeFacade
+from app.ui.hf.facade import HfFacade
+from app.ui.hf.wizard.state import HfPage, WizardState, state_of
 from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
 
@@ -17,26 +18,6 @@ CALL = "inference.endpoints.infer.write"
 TOKEN_HELP = ("Create a fine-grained token at huggingface.co/settings/tokens with, for the namespace that pays: "
               f"<b>{MANAGE}</b> (create, pause, resume, delete endpoints) and <b>{CALL}</b> (call them). "
               "It is checked now and kept in your system's keyring, never in a file.")
-
-
-class IntroPage(QWizardPage):
-    def __init__(self) -> None:
-        super().__init__()
-        self.setTitle("Add a rented GPU")
-        self.setSubTitle("A rented GPU joins your cluster as a node. Prompts it serves leave your LAN, "
-                         "and it costs money by the hour while it runs.")
-        layout = scrolling(self, QVBoxLayout)
-        self.rent = QRadioButton("Rent a GPU on Hugging Face (creates an Inference Endpoint for you)")
-        self.attach = QRadioButton("Attach an endpoint I already have (URL, token, provider)")
-        self.rent.setChecked(True)
-        layout.addWidget(self.rent)
-        layout.addWidget(self.attach)
-        layout.addStretch(1)
-
-    def nextId(self) -> int:  # noqa: N802 - Qt's name
-        from app.ui.wizard.state import Page
-
-        return Page.SIGN_IN if self.rent.isChecked() else Page.ATTACH
 
 
 def usable_namespaces(report: HfAccount) -> list[str]:
@@ -48,9 +29,11 @@ def missing_text(report: HfAccount) -> str:
 
 
 class SignInPage(AsyncPage):
-    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+    rent_state: WizardState | None = None
+
+    def __init__(self, hf: HfFacade, tasks: Tasks) -> None:
         super().__init__(tasks)
-        self.facade = facade
+        self.hf = hf
         self.setTitle("Sign in to Hugging Face")
         self.setSubTitle("Pairwise rents the GPU with your account; Hugging Face bills that account.")
         layout = scrolling(self, QVBoxLayout)
@@ -70,7 +53,7 @@ class SignInPage(AsyncPage):
         self.signed_in = False  # read once per visit: it may ask the keyring, which can be slow
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
-        self.signed_in = signed_in = self.facade.hf_signed_in()
+        self.signed_in = signed_in = self.hf.signed_in()
         self.current.setText("Signed in already: Next checks the stored token again, or paste another one."
                              if signed_in else "Paste a fine-grained token:")
         self.status.setText("")
@@ -83,11 +66,11 @@ class SignInPage(AsyncPage):
 
     async def run_next(self) -> None:
         token = self.token.text().strip()
-        report = await (self.facade.hf_login(token) if token else self.facade.hf_status())
+        report = await (self.hf.login(token) if token else self.hf.status())
         self.token.clear()  # the keyring has it now; the widget forgets it
         self.report = report
         namespaces = usable_namespaces(report)
-        wizard = self.rent_wizard()
+        wizard = state_of(self)
         wizard.choice.namespaces = namespaces
         if not wizard.sign_in_only and not namespaces:
             raise RefusedError(f"signed in as {report.get('user')}, but this token cannot rent a GPU: "
@@ -98,6 +81,4 @@ class SignInPage(AsyncPage):
         self.status.setText(note)
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
-        from app.ui.wizard.state import Page
-
-        return -1 if self.rent_wizard().sign_in_only else Page.MODEL
+        return -1 if state_of(self).sign_in_only else HfPage.MODEL

@@ -20,23 +20,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.api import glossary
+from app.services.api.plans import EndpointPlan, WindowPlan
 from app.ui import fmt
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.hf.wizard.cost import cost_preview
+from app.ui.hf.wizard.state import WizardState, state_of, state_or_none
+from app.ui.hf.wizard.window import flavor_of, window_preview
 from app.ui.sizing import scrolling
 from app.ui.wizard.base import AsyncPage
-from app.ui.wizard.cost import cost_preview
-from app.ui.wizard.state import state_of, state_or_none
-from app.ui.wizard.window import flavor_of, window_preview
+from app.ui.wizard.policies import POLICIES
 
 HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
-POLICIES = [
-    ("when-no-local-node", "Only for models no machine on your LAN has"),
-    ("overflow", "Also when every LAN machine with the model is busy"),
-    ("prefer", "Before your LAN machines"),
-    ("never", "Never (attached, not used)"),
-]
-
 
 def default_name(repo_id: str) -> str:
     """"HuggingFaceTB/SmolLM2-1.7B-Instruct" → "smollm2-1-7b-instruct" (a valid HF endpoint name)."""
@@ -56,6 +51,8 @@ def _money_spin(maximum: float, suffix: str) -> QDoubleSpinBox:
 
 
 class SettingsPage(AsyncPage):
+    rent_state: WizardState | None = None
+
     def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
         super().__init__(tasks)
         self.facade = facade
@@ -107,7 +104,8 @@ class SettingsPage(AsyncPage):
         for box in (self.idle, self.day, self.month, self.hours):
             box.valueChanged.connect(self.update_preview)
         self.name.textChanged.connect(lambda _t: self.completeChanged.emit())
-        self.plan: dict[str, Any] | None = None
+        self.plan: EndpointPlan | None = None
+        self.window_plan: WindowPlan | None = None
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         wizard = state_of(self)
@@ -194,12 +192,17 @@ class SettingsPage(AsyncPage):
     async def run_next(self) -> None:
         params = self.params()
         windowed = bool(params.get("window"))
-        self.plan = await (self.facade.window_plan(params) if windowed else self.facade.rented_plan(params))
+        if windowed:
+            self.plan, self.window_plan = None, await self.facade.window_plan(params)
+        else:
+            self.plan, self.window_plan = await self.facade.rented_plan(params), None
         wizard = state_of(self)
-        wizard.choice.params, wizard.choice.plan = params, self.plan
+        wizard.choice.params, wizard.choice.plan, wizard.choice.window_plan = params, self.plan, self.window_plan
 
 
 class ConfirmPage(QWizardPage):
+    rent_state: WizardState | None = None
+
     def __init__(self) -> None:
         super().__init__()
         self.setTitle("Billing starts now")
@@ -218,12 +221,14 @@ class ConfirmPage(QWizardPage):
 
     def initializePage(self) -> None:  # noqa: N802 - Qt's name
         wizard = state_of(self)
-        plan, params = wizard.choice.plan or {}, wizard.choice.params or {}
+        plan, params = wizard.choice.plan, wizard.choice.params or {}
         self.agree.setChecked(False)
-        if plan.get("provider") == "huggingface-job":
-            self.summary.setText("<br><br>".join(window_summary(plan)))
+        if wizard.choice.window_plan is not None:
+            self.summary.setText("<br><br>".join(window_summary(wizard.choice.window_plan)))
             return
-        budget = plan.get("budget") or {}
+        if plan is None:
+            return
+        budget = plan["budget"]
         caps = []
         if budget.get("usd_per_day") is not None:
             caps.append(f"{glossary.cap(budget['usd_per_day'], 'day')} "
@@ -255,11 +260,12 @@ class ConfirmPage(QWizardPage):
         return self.agree.isChecked()
 
 
-def window_summary(plan: dict[str, Any]) -> list[str]:
+def window_summary(plan: WindowPlan) -> list[str]:
     """The confirmation of a batch window: its whole cost, its hard stop, and that stops CANCEL it."""
-    budget = plan.get("budget") or {}
-    caps = [f"{fmt.money(budget[f'usd_per_{p}'])} per UTC {p}" for p in ("day", "month")
-            if budget.get(f"usd_per_{p}") is not None]
+    budget = plan["budget"]
+    caps = [f"{fmt.money(cap)} per UTC {period}" for period, cap in (("day", budget["usd_per_day"]),
+                                                                     ("month", budget["usd_per_month"]))
+            if cap is not None]
     idle = plan.get("idle_stop_min")
     return [
         f"<b>{plan.get('name')}</b>: {plan.get('model')} served by {plan.get('engine')} on {plan.get('gpu')} "

@@ -24,20 +24,23 @@ from app.services.api import glossary
 from app.services.hf.api import CatalogRow, HardwareOffer
 from app.ui.aio import Tasks
 from app.ui.facade import NodeFacade
+from app.ui.hf.facade import HfFacade
+from app.ui.hf.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
+from app.ui.hf.wizard.state import WizardState, state_of
+from app.ui.hf.wizard.window import WINDOW, KindChoice, flavor_of, flavor_row, window_preview
 from app.ui.sizing import scrolling
 from app.ui.wizard.context import ContextChoice
-from app.ui.wizard.fit import cheapest_fit, fits, is_embedding, memory_needed_gb, size_hint
-from app.ui.wizard.state import state_of
-from app.ui.wizard.window import WINDOW, KindChoice, flavor_of, flavor_row, window_preview
 
 SEARCH_DELAY_MS = 300
 GPU_COLUMNS = ["GPU", "GPU memory", "Fits the model", "Price", "Free quota", "Where", "Available"]
 
 
 class ModelPage(QWizardPage):
-    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+    rent_state: WizardState | None = None
+
+    def __init__(self, hf: HfFacade, tasks: Tasks) -> None:
         super().__init__()
-        self.facade, self.tasks = facade, tasks
+        self.hf, self.tasks = hf, tasks
         self.setTitle("Choose a model")
         self.setSubTitle("From Hugging Face's catalog of models tested on Inference Endpoints, "
                          "or type any repository id.")
@@ -75,7 +78,7 @@ class ModelPage(QWizardPage):
         self.status.setText("Loading the catalog…")
 
         async def run() -> None:
-            models = await self.facade.hf_catalog(query)
+            models = await self.hf.catalog(query)
             if query != (self.search.text().strip() or None):
                 return  # the user typed on; a newer search is coming
             self.fill(models, query)
@@ -136,9 +139,11 @@ def gpu_label(row: HardwareOffer) -> str:
 
 
 class GpuPage(QWizardPage):
-    def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
+    rent_state: WizardState | None = None
+
+    def __init__(self, facade: NodeFacade, hf: HfFacade, tasks: Tasks) -> None:
         super().__init__()
-        self.facade, self.tasks = facade, tasks
+        self.facade, self.hf, self.tasks = facade, hf, tasks
         self.setTitle("Choose a GPU")
         self.setSubTitle("Hugging Face's GPUs for your account. Billing is per minute while the endpoint "
                          "initializes and runs.")
@@ -206,9 +211,9 @@ class GpuPage(QWizardPage):
 
         async def run() -> None:
             if self.kind.kind == WINDOW:
-                rows: list[HardwareOffer] = [flavor_row(f) for f in await self.facade.hf_job_flavors() if f.get("gpu")]
+                rows: list[HardwareOffer] = [flavor_row(f) for f in await self.facade.window_flavors() if f.get("gpu")]
             else:
-                rows = [r for r in await self.facade.hf_hardware(namespace) if r.get("accelerator") == "gpu"]
+                rows = [r for r in await self.hf.hardware(namespace) if r.get("accelerator") == "gpu"]
             rows.sort(key=lambda r: (r.get("unavailable_reason") is not None, r.get("pricePerHour") or 1e9))
             self.context.setVisible(self.kind.kind != WINDOW)  # a batch window serves its model's own window
             self.fill(rows)

@@ -3,12 +3,14 @@ for a window its length with the cost of the whole window (GPU per minute + the 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import cast
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QDoubleSpinBox, QFormLayout, QLabel, QRadioButton, QWidget
 
 from app.services.hf.api import HardwareOffer
+from app.services.api.plans import WindowFlavor
 from app.ui import fmt
 from app.ui.palette import muted
 
@@ -22,7 +24,7 @@ KINDS = [
 ]
 
 
-def window_preview(flavor: dict[str, Any] | None, hours: float) -> str:
+def window_preview(flavor: WindowFlavor | None, hours: float) -> str:
     """"2 h window on l4x1: $1.62 ($0.80/h GPU + $0.01/h port), billed per minute; HF stops it at the end"."""
     if flavor is None:
         return "Choose a GPU to see what the whole window costs."
@@ -36,10 +38,10 @@ def window_preview(flavor: dict[str, Any] | None, hours: float) -> str:
 class FlavorOffer(HardwareOffer):
     """A Jobs flavor as a row of the GPU table, with the flavor itself for the window's preview."""
 
-    flavor: dict[str, Any]  # as the rented API lists it (``window_flavors``)
+    flavor: WindowFlavor  # as the rented API lists it (``window_flavors``)
 
 
-def flavor_row(flavor: dict[str, Any]) -> FlavorOffer:
+def flavor_row(flavor: WindowFlavor) -> FlavorOffer:
     """A Jobs flavor as a row of the GPU table (the endpoint rows' keys where they apply)."""
     return {"id": flavor["name"], "instanceType": flavor["name"], "instanceSize": flavor.get("gpu") or "",
             "pricePerHour": flavor["window_price_per_hour"], "vendor": "Hugging Face", "region": "Jobs",
@@ -48,10 +50,11 @@ def flavor_row(flavor: dict[str, Any]) -> FlavorOffer:
             "quotaUsed": None, "quotaFree": None, "unavailable_reason": None, "flavor": flavor}
 
 
-def flavor_of(row: HardwareOffer | None) -> dict[str, Any] | None:
+def flavor_of(row: HardwareOffer | None) -> WindowFlavor | None:
     """The Jobs flavor behind a GPU row (None for an endpoint's hardware)."""
-    flavor = row.get("flavor") if row is not None else None
-    return flavor if isinstance(flavor, dict) else None
+    seen: Mapping[str, object] = row if row is not None else {}
+    flavor = seen.get("flavor")  # only a FlavorOffer carries one, made by ``flavor_row``
+    return cast("WindowFlavor", flavor) if isinstance(flavor, dict) else None
 
 
 class KindChoice(QWidget):

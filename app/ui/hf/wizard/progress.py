@@ -15,8 +15,8 @@ from app.services.errors import PairwiseError
 from app.ui import fmt
 from app.ui.aio import Tasks, error_text
 from app.ui.facade import NodeFacade
+from app.ui.hf.wizard.state import HfPage, WizardState, state_of
 from app.ui.sizing import scrolling
-from app.ui.wizard.state import state_of
 
 POLL_MS = 250
 STEPS = [
@@ -37,6 +37,8 @@ WINDOW_STEPS = {"SCHEDULING": "pending", "LOADING": "initializing", "UPDATING": 
 
 
 class ProgressPage(QWizardPage):
+    rent_state: WizardState | None = None
+
     def __init__(self, facade: NodeFacade, tasks: Tasks) -> None:
         super().__init__()
         self.facade, self.tasks = facade, tasks
@@ -171,9 +173,7 @@ class ProgressPage(QWizardPage):
 
     def nextId(self) -> int:  # noqa: N802 - Qt's name
         if self.retry_settings:
-            from app.ui.wizard.state import Page
-
-            return int(Page.SETTINGS)
+            return int(HfPage.SETTINGS)
         return -1  # the last page of the rent path: Finish
 
     def billing_started(self) -> bool:

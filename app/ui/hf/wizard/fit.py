@@ -9,14 +9,11 @@ model needs less, a model without grouped-query attention more.
 
 from __future__ import annotations
 
-import re
-
 from app.services.api import glossary
 from app.services.hf.api import CatalogRow, HardwareOffer
+from app.ui.model_size import parameters_b
 
 EMBEDDING_TASKS = frozenset({"feature-extraction", "sentence-similarity", "sentence-embeddings", "embeddings"})
-_EXPERTS = re.compile(r"(?<![a-z0-9.])(\d+)x(\d+(?:\.\d+)?)([bm])(?![a-z])", re.IGNORECASE)
-_SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", re.IGNORECASE)
 BYTES_PER_PARAM = 2.0  # 16-bit weights, as the tested engines serve them by default
 OVERHEAD = 1.2
 # KV cache per 1,024 tokens of window per billion parameters: about 128 KB a token for an 8B model with
@@ -27,20 +24,6 @@ KV_GB_PER_B_PER_1K = 0.016
 def is_embedding(model: CatalogRow) -> bool:
     task = str(model.get("task") or "").lower()
     return task in EMBEDDING_TASKS or "embed" in task
-
-
-def parameters_b(repo_id: str) -> float | None:
-    """Billions of parameters as the name says them, or None ("…-1.7B-…" → 1.7, "…-135M" → 0.135)."""
-    name = repo_id.rsplit("/", 1)[-1].replace("_", "-")
-    experts = _EXPERTS.search(name)
-    if experts:  # "8x7B": every expert's weights sit in GPU memory
-        count, number, unit = experts.groups()
-        return int(count) * float(number) / (1000.0 if unit.lower() == "m" else 1.0)
-    found = None
-    for number, unit in _SIZE.findall(name):
-        value = float(number) / (1000.0 if unit.lower() == "m" else 1.0)
-        found = value if found is None else max(found, value)
-    return found
 
 
 def memory_needed_gb(repo_id: str, window: int | None = None) -> float | None:
