@@ -44,6 +44,7 @@ import httpx
 
 from app.harness import REPO, NodeProc, child_env, read_json_line, stop_process, wait_until
 from app.services.rented import link as rented_link
+from app.services.outbound import outbound_ssl_context
 from app.simulator.ca import client_ssl_context
 from bench import wan_net
 from bench.load import Sample, chat_body, request
@@ -64,7 +65,7 @@ class WanSettings:
 
 
 SMOKE = WanSettings(warm_requests=4, idle_samples=1, burst=4, keepalive_s=2.0, short_idle_s=0.5)
-QUICK = WanSettings(warm_requests=60, idle_samples=3, burst=16, keepalive_s=4.0, short_idle_s=2.0)
+QUICK = WanSettings(warm_requests=100, idle_samples=8, burst=16, keepalive_s=4.0, short_idle_s=2.0)
 FULL = WanSettings(warm_requests=300, idle_samples=3, burst=64, keepalive_s=None, short_idle_s=10.0)
 
 
@@ -83,7 +84,9 @@ class WanServer:
         ready = read_json_line(self.proc)
         self.url: str = ready["url"]
         self.ca_file: str = ready["ca_file"]
-        self.ssl = client_ssl_context(Path(self.ca_file))
+        self.ssl = client_ssl_context(Path(self.ca_file))  # the bench's own calls
+        # The direct side trusts what the node trusts (the system store and this CA), so both verify alike.
+        self.node_trust = outbound_ssl_context((self.ca_file,))
         self._mine = 0  # handshakes of the bench's own calls here (a new connection each), counted out
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -129,8 +132,11 @@ async def _pair(direct: aiohttp.ClientSession, node: aiohttp.ClientSession, body
     return await request(direct, body), n
 
 
-def _summary(samples: list[Sample]) -> dict[str, Any]:
-    return latency_summary(samples)
+def _summary(samples: list[Sample], *, each: bool = False) -> dict[str, Any]:
+    found = latency_summary(samples)
+    if each:  # few samples: keep every one
+        found["ttfb_ms"] = [ms(s.ttfb_s) if s.ok else None for s in samples]
+    return found
 
 
 def _added(node: dict[str, Any], direct: dict[str, Any], key: str) -> float | None:
@@ -143,7 +149,7 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
                         ) -> dict[str, Any]:
     body = chat_body(MODEL, stream=True, max_tokens=8)
     out: dict[str, Any] = {}
-    async with session(server.url, keepalive_s, server.ssl) as direct, session(node.url, keepalive_s) as via:
+    async with session(server.url, keepalive_s, server.node_trust) as direct, session(node.url, keepalive_s) as via:
         await _pair(direct, via, body, 0)  # both pools warm
         warm: dict[str, list[Sample]] = {"direct": [], "pairwise": []}
         for turn in range(settings.warm_requests):
@@ -164,7 +170,7 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
                 d, n = await _pair(direct, via, body, turn)
                 found["direct"].append(d)
                 found["pairwise"].append(n)
-            summary: dict[str, Any] = {name: _summary(s) for name, s in found.items()}
+            summary: dict[str, Any] = {name: _summary(s, each=True) for name, s in found.items()}
             summary["idle_s"] = pause
             summary["added_p50_ms"] = _added(summary["pairwise"], summary["direct"], "p50_ms")
             summary["handshakes_while_idle"] = idle_handshakes
@@ -195,7 +201,7 @@ async def bursts(server: WanServer, node: NodeProc, settings: WanSettings, keepa
     body = chat_body(MODEL, stream=True, max_tokens=10)  # half a second each
     out: dict[str, Any] = {"streams": settings.burst}
     try:
-        async with session(server.url, keepalive_s, server.ssl) as direct, session(node.url, keepalive_s) as via:
+        async with session(server.url, keepalive_s, server.node_trust) as direct, session(node.url, keepalive_s) as via:
             for round_ in (1, 2):
                 for name, client in (("direct", direct), ("pairwise", via)):
                     before = server.handshakes()
