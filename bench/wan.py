@@ -43,8 +43,8 @@ import aiohttp
 import httpx
 
 from app.harness import REPO, NodeProc, child_env, read_json_line, stop_process, wait_until
-from app.services.rented import link as rented_link
 from app.services.outbound import outbound_ssl_context
+from app.services.rented import link as rented_link
 from app.simulator.ca import client_ssl_context
 from bench import wan_net
 from bench.load import Sample, chat_body, request
@@ -61,12 +61,12 @@ class WanSettings:
     idle_samples: int
     burst: int
     keepalive_s: float | None  # the node's keep-alive for this run; None: its own (rented/link.py)
-    short_idle_s: float  # a pause shorter than the keep-alive
+    short_idle_s: float  # a pause shorter than the keep-alive (full run: longer than aiohttp's default 15 s)
 
 
 SMOKE = WanSettings(warm_requests=4, idle_samples=1, burst=4, keepalive_s=2.0, short_idle_s=0.5)
 QUICK = WanSettings(warm_requests=100, idle_samples=8, burst=16, keepalive_s=4.0, short_idle_s=2.0)
-FULL = WanSettings(warm_requests=300, idle_samples=3, burst=64, keepalive_s=None, short_idle_s=10.0)
+FULL = WanSettings(warm_requests=300, idle_samples=3, burst=64, keepalive_s=None, short_idle_s=30.0)
 
 
 def log(message: str) -> None:
