@@ -13,16 +13,17 @@ from pathlib import Path
 import pytest
 
 from app.harness import REPO, child_env, wait_until
-from bench import wan_net
+from bench import wan, wan_net
 
 REASON = wan_net.can_build()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+needs_root = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
 def namespaces() -> list[str]:
     return [line.split()[0] for line in wan_net.ip("netns", "list", check=False).stdout.splitlines() if line.strip()]
 
 
+@needs_root
 def test_smoke_run_measures_every_row_and_removes_the_namespace(tmp_path: Path) -> None:
     out = tmp_path / "wan.json"
     result = subprocess.run([sys.executable, "-m", "bench.wan", "--smoke", "--out", str(out)], cwd=REPO,
@@ -45,6 +46,7 @@ def test_smoke_run_measures_every_row_and_removes_the_namespace(tmp_path: Path) 
     assert isinstance(bursts["pairwise_handshakes_per_stream"], float)
 
 
+@needs_root
 def test_interrupted_run_still_removes_the_namespace(tmp_path: Path) -> None:
     before = set(namespaces())
     proc = subprocess.Popen([sys.executable, "-m", "bench.wan", "--smoke"], cwd=REPO, env=child_env(),
@@ -59,3 +61,10 @@ def test_interrupted_run_still_removes_the_namespace(tmp_path: Path) -> None:
             proc.wait(10)
     assert not made & set(namespaces())
     assert not [line for line in wan_net.ip("-br", "link").stdout.splitlines() if line.startswith("pwwan")]
+
+
+def test_without_root_the_row_is_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wan_net.os, "geteuid", lambda: 1000)
+    raw = wan.measure(wan.SMOKE, tmp_path)
+    assert raw == {"skipped": "not root: a network namespace needs root (run bench/run as root for the rented-link row)"}
+    assert wan.table(raw).startswith("rented link at 40 ms RTT: skipped (not root")
