@@ -10,7 +10,8 @@ node's keep-alive) then asks the endpoint directly and through the node, interle
 * **warm**: sequential streamed requests on kept-alive connections: time to first byte p50/p99
   and what the node adds;
 * **after idle**: one request each after a pause longer than the node's keep-alive (both sides
-  connect anew: TCP, then TLS) and after a pause shorter than it (both reuse their connection);
+  connect anew: TCP, then TLS; every other sample keeps the caller's own connection to the node, so
+  only the node's pool to the endpoint has gone cold) and after a pause shorter than it (both reuse);
   and, against a second endpoint whose server closes idle connections after 1 s, after a pause
   longer than the server's but shorter than the node's (the node must notice the close, not fail);
 * **bursts**: N concurrent streams, twice, directly and through the node: TLS handshakes per
@@ -64,9 +65,9 @@ class WanSettings:
     short_idle_s: float  # a pause shorter than the keep-alive (full run: longer than aiohttp's default 15 s)
 
 
-SMOKE = WanSettings(warm_requests=4, idle_samples=1, burst=4, keepalive_s=2.0, short_idle_s=0.5)
+SMOKE = WanSettings(warm_requests=4, idle_samples=2, burst=4, keepalive_s=2.0, short_idle_s=0.5)
 QUICK = WanSettings(warm_requests=100, idle_samples=8, burst=16, keepalive_s=4.0, short_idle_s=2.0)
-FULL = WanSettings(warm_requests=300, idle_samples=3, burst=64, keepalive_s=None, short_idle_s=30.0)
+FULL = WanSettings(warm_requests=300, idle_samples=4, burst=64, keepalive_s=None, short_idle_s=30.0)
 
 
 def log(message: str) -> None:
@@ -149,8 +150,10 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
                         ) -> dict[str, Any]:
     body = chat_body(MODEL, stream=True, max_tokens=8)
     out: dict[str, Any] = {}
-    async with session(server.url, keepalive_s, server.node_trust) as direct, session(node.url, keepalive_s) as via:
+    async with session(server.url, keepalive_s, server.node_trust) as direct, session(node.url, keepalive_s) as via, \
+            session(node.url, 3600.0) as steady:
         await _pair(direct, via, body, 0)  # both pools warm
+        await request(steady, body)
         warm: dict[str, list[Sample]] = {"direct": [], "pairwise": []}
         for turn in range(settings.warm_requests):
             d, n = await _pair(direct, via, body, turn)
@@ -161,18 +164,23 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
         out["warm"]["added_p99_ms"] = _added(out["warm"]["pairwise"], out["warm"]["direct"], "p99_ms")
 
         for row, pause in (("after_idle_longer", keepalive_s + 1.5), ("after_idle_shorter", settings.short_idle_s)):
-            found: dict[str, list[Sample]] = {"direct": [], "pairwise": []}
+            found: dict[str, list[Sample]] = {"direct": [], "pairwise": [], "pairwise_pool_only": []}
             idle_handshakes = 0
             for turn in range(settings.idle_samples):
+                # Past the keep-alive, every other sample keeps the caller's own connection to the node
+                # (one that never idles out): then only the node's pool to the endpoint has gone cold.
+                pool_only = row == "after_idle_longer" and turn % 2 == 1
                 before = server.handshakes()
                 await asyncio.sleep(pause)
                 idle_handshakes += server.handshakes() - before  # the node's probes, while nothing else runs
-                d, n = await _pair(direct, via, body, turn)
+                d, n = await _pair(direct, steady if pool_only else via, body, turn // 2)
                 found["direct"].append(d)
-                found["pairwise"].append(n)
-            summary: dict[str, Any] = {name: _summary(s, each=True) for name, s in found.items()}
+                found["pairwise_pool_only" if pool_only else "pairwise"].append(n)
+            summary: dict[str, Any] = {name: _summary(s, each=True) for name, s in found.items() if s}
             summary["idle_s"] = pause
             summary["added_p50_ms"] = _added(summary["pairwise"], summary["direct"], "p50_ms")
+            if "pairwise_pool_only" in summary:
+                summary["added_pool_only_p50_ms"] = _added(summary["pairwise_pool_only"], summary["direct"], "p50_ms")
             summary["handshakes_while_idle"] = idle_handshakes
             out[row] = summary
     return out
@@ -280,10 +288,13 @@ def table(raw: dict[str, Any]) -> str:
     lines = [f"rented link at 40 ms RTT ({raw['link']['how']}; TCP connect {raw['link']['tcp_connect_ms']} ms; "
              f"node keep-alive {raw['node_keepalive_s']:g} s)",
              f"  {'':44} {'direct':>9} {'Pairwise':>9} {'added':>8}"]
-    for row, what in (("warm", "warm, TTFB p50 (ms)"), ("after_idle_longer", "after idle > keep-alive, p50 (ms)"),
-                      ("after_idle_shorter", "after idle < keep-alive, p50 (ms)")):
-        d, n = raw[row]["direct"]["p50_ms"], raw[row]["pairwise"]["p50_ms"]
-        lines.append(f"  {what:44} {d:>9} {n:>9} {_added(raw[row]['pairwise'], raw[row]['direct'], 'p50_ms'):>8}")
+    for row, what, side in (("warm", "warm, TTFB p50 (ms)", "pairwise"),
+                            ("after_idle_longer", "after idle > keep-alive, p50 (ms)", "pairwise"),
+                            ("after_idle_longer", "  the caller's connection to the node kept", "pairwise_pool_only"),
+                            ("after_idle_shorter", "after idle < keep-alive, p50 (ms)", "pairwise")):
+        if side in raw[row]:
+            d, n = raw[row]["direct"]["p50_ms"], raw[row][side]["p50_ms"]
+            lines.append(f"  {what:44} {d:>9} {n:>9} {_added(raw[row][side], raw[row]['direct'], 'p50_ms'):>8}")
     w = raw["warm"]
     lines.append(f"  {'warm, TTFB p99 (ms)':44} {w['direct']['p99_ms']:>9} {w['pairwise']['p99_ms']:>9} "
                  f"{w['added_p99_ms']:>8}")
