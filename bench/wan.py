@@ -31,6 +31,7 @@ import os
 import shutil
 import signal
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -135,8 +136,10 @@ async def _pair(direct: aiohttp.ClientSession, node: aiohttp.ClientSession, body
 
 def _summary(samples: list[Sample], *, each: bool = False) -> dict[str, Any]:
     found = latency_summary(samples)
-    if each:  # few samples: keep every one
+    ok = [s.ttfb_s for s in samples if s.ok]
+    if each and ok:  # few samples: keep every one, and the true median (the nearest rank of two is the higher)
         found["ttfb_ms"] = [ms(s.ttfb_s) if s.ok else None for s in samples]
+        found["p50_ms"] = ms(statistics.median(ok))
     return found
 
 
