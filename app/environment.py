@@ -14,6 +14,7 @@ PAIRWISE_BILLING_MINUTE_S     and a provider's own timing knobs: see its folder'
 PAIRWISE_PEER_POLL_S          how often a paired peer is polled (2)
 PAIRWISE_PEER_SILENT_S        silence after which a peer is reported silent (60)
 PAIRWISE_RENTED_REFRESH_S     how often rented nodes are refreshed (30)
+PAIRWISE_RENTED_KEEPALIVE_S   how long an idle connection to a rented node is kept (55; bench.wan's short runs)
 PAIRWISE_AFFINITY             off turns conversation affinity off (to measure what it saves: bench.affinity)
 PAIRWISE_METRICS              off: the node counts nothing for /metrics (the bench's metrics-off side)
 PAIRWISE_SPEND_DIR            where rented endpoints' spend accounts live, shared by every home of the

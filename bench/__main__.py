@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,7 @@ import httpx
 
 from app.harness import REPO, NodeProc, TinyProc, pair
 from app.services.eventloop import loop_name
-from bench import aiohttp_floor, litellm_proxy, nginx_proxy, phases, splice_floor, targets
+from bench import aiohttp_floor, litellm_proxy, nginx_proxy, phases, splice_floor, targets, wan
 from bench.load import Target
 from bench.readings import rss_mb
 from bench.report import headline, table
@@ -186,7 +187,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raw["metrics_scrape"] = scrape_metrics(node_a)
         if lite is not None:
             raw["litellm_proc"]["rss_after_load_mb"] = rss_mb(lite.pid, tree=True)
-        raw["machine"]["loadavg_at_end"] = os.getloadavg()
+    if "wan" in args.phases:
+        # After the other paths are down: its own node, namespace and far endpoint (bench/wan.py).
+        log("the rented link at 40 ms RTT (a network namespace; root only)")
+        work_wan = Path(tempfile.mkdtemp(prefix="pairwise-wan-"))
+        try:
+            raw["wan"] = wan.measure({"smoke": wan.SMOKE, "quick": wan.QUICK, "full": wan.FULL}[mode], work_wan)
+        finally:
+            shutil.rmtree(work_wan, ignore_errors=True)
+        if "skipped" in raw["wan"]:
+            raw["notes"].append(f"rented link skipped: {raw['wan']['skipped']}")
+    elif mode != "full":
+        raw["notes"].append("rented link at 40 ms RTT left out of short runs (--phases ...,wan, or python -m bench.wan)")
+    raw["machine"]["loadavg_at_end"] = os.getloadavg()
     return raw
 
 
@@ -199,14 +212,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-floor", action="store_true",
                         help="leave out the floors (bare relays on a node's own libraries, and a protocol splice)")
     parser.add_argument("--no-two-hops", action="store_true", help="leave the two-hop relay out")
-    parser.add_argument("--phases", type=lambda v: set(v.split(",")), default={"latency", "throughput", "concurrency"},
-                        help="comma-separated subset of latency,throughput,concurrency (default: all)")
+    parser.add_argument("--phases", type=lambda v: set(v.split(",")), default=None,
+                        help="comma-separated subset of latency,throughput,concurrency,wan (default: all; "
+                             "--quick and --smoke leave wan out)")
     parser.add_argument("--requests", type=int, help="sequential requests per path and mode for the TTFB rows")
     parser.add_argument("--metrics-off", action="store_true",
                         help="also run a node with PAIRWISE_METRICS=off (what /metrics costs, side by side)")
     parser.add_argument("--candidate", type=Path, help="also run a node from this checkout (A/B a patch)")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the raw JSON goes")
     args = parser.parse_args(argv)
+    # A SIGTERM unwinds like Ctrl-C, so every process, temp dir and the rented link's namespace come down.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.phases is None:
+        args.phases = {"latency", "throughput", "concurrency"} | (set() if args.quick or args.smoke else {"wan"})
     began = time.perf_counter()
     raw = run(args)
     raw["duration_s"] = round(time.perf_counter() - began, 1)
@@ -217,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(table(raw))
+    print()
+    if "wan" in raw:
+        print()
+        print(wan.table(raw["wan"]))
     print()
     print(targets.summary(raw["targets"]))
     for note in raw["notes"]:

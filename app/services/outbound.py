@@ -32,12 +32,13 @@ def ca_files(*files: str | None) -> tuple[str, ...]:
     return tuple(sorted({f for f in files if f}))
 
 
-def make_client(*, extra_ca: tuple[str, ...] = (), read_timeout_s: float | None = None) -> httpx.AsyncClient:
+def make_client(*, extra_ca: tuple[str, ...] = (), read_timeout_s: float | None = None,
+                keepalive_s: float = 5.0) -> httpx.AsyncClient:
     """The control plane's client (a provider's API, probes, model lists). Inference streams
     go through ``backends.stream_client`` instead, with the same ``outbound_ssl_context``."""
     return httpx.AsyncClient(
         verify=outbound_ssl_context(extra_ca),
         timeout=httpx.Timeout(connect=10.0, read=read_timeout_s, write=30.0, pool=30.0),
-        limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        limits=httpx.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=keepalive_s),
         trust_env=False,
     )

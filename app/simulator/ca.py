@@ -40,8 +40,11 @@ def _write_private(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def generate_tls(state_dir: Path) -> TlsFiles:
-    """Create a fresh CA and a server certificate (IP 127.0.0.1, DNS localhost) in state_dir."""
+def generate_tls(state_dir: Path, ips: tuple[str, ...] = ("127.0.0.1",)) -> TlsFiles:
+    """Create a fresh CA and a server certificate (IP 127.0.0.1, DNS localhost) in state_dir.
+
+    ``ips``: the addresses the certificate names (the bench's rented link serves on a private
+    address inside a network namespace)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC)
     not_before, not_after = now - dt.timedelta(minutes=5), now + dt.timedelta(days=30)
@@ -69,7 +72,7 @@ def generate_tls(state_dir: Path) -> TlsFiles:
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
         .not_valid_before(not_before).not_valid_after(not_after)
         .add_extension(x509.SubjectAlternativeName([
-            x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
+            *(x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips), x509.DNSName("localhost")]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(
             digital_signature=True, key_cert_sign=False, crl_sign=False, content_commitment=False,

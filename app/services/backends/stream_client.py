@@ -32,6 +32,7 @@ from app.services.backends.http_open import FAILOVER_STATUSES, error_text
 from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 
 CONNECT_TIMEOUT_S = 10.0
+KEEPALIVE_S = 15.0  # aiohttp's own default: an idle connection is closed after it (rented nodes: rented/link.py)
 JSON_HEADERS = {"content-type": "application/json"}
 
 
@@ -56,19 +57,22 @@ class StreamClient:
     its turn to connect instead of being refused, while every stream still gets its own connection."""
 
     def __init__(self, ssl_context: ssl.SSLContext, *, max_connections: int = 1024,
-                 connect_timeout_s: float = CONNECT_TIMEOUT_S, max_opening: int | None = None) -> None:
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S, max_opening: int | None = None,
+                 keepalive_s: float = KEEPALIVE_S) -> None:
         self._ssl = ssl_context
         self._max_connections = max_connections
+        self._keepalive_s = keepalive_s
         self._max_opening = max_opening
         self._connect_timeout_s = connect_timeout_s
         self._session: aiohttp.ClientSession | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = (aiohttp.TCPConnector(ssl=self._ssl, limit=self._max_connections, limit_per_host=0)
+            connector = (aiohttp.TCPConnector(ssl=self._ssl, limit=self._max_connections, limit_per_host=0,
+                                              keepalive_timeout=self._keepalive_s)
                          if self._max_opening is None else
                          _PacedConnector(opening=self._max_opening, ssl=self._ssl, limit=self._max_connections,
-                                         limit_per_host=0))
+                                         limit_per_host=0, keepalive_timeout=self._keepalive_s))
             self._session = aiohttp.ClientSession(
                 connector=connector, trust_env=False, auto_decompress=False,  # bytes pass through as sent
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout_s),

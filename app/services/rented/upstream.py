@@ -34,11 +34,11 @@ from urllib.parse import urlsplit
 
 from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import FAILOVER_STATUSES
-from app.services.backends.stream_client import StreamClient
 from app.services.errors import UpstreamError
 from app.services.node_ids import rented_node_id
-from app.services.outbound import ca_files, make_client, outbound_ssl_context
+from app.services.outbound import ca_files
 from app.services.rented.decl import LABEL, RentedDecl, check_url
+from app.services.rented.link import probe_client, stream_client
 from app.services.rented.per_token import RouterPrices, TokenPrice, estimate, price_of
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
 from app.services.rented.provider_state import SCHEDULER_STATE, ProviderState, State, WireTraits
@@ -74,8 +74,8 @@ class RentedUpstream(Upstream):
         # Read when each request is sent (credentials.TokenProvider), never copied at build time.
         self._token_of: Callable[[], str | None] = token if callable(token) else (lambda: token)
         self._extra_ca = ca_files(*extra_ca, decl.ca_file)
-        self._client = make_client(extra_ca=self._extra_ca, read_timeout_s=30.0)  # probes
-        self._streams = StreamClient(outbound_ssl_context(self._extra_ca))  # inference (the data plane)
+        self._client = probe_client(self._extra_ca)  # probes
+        self._streams = stream_client(self._extra_ca)  # inference (the data plane)
         self.probed: list[ModelEntry] | None = None
         self.probe_state: str | None = None
         self.state_word: str | None = None
