@@ -41,7 +41,6 @@ from app.services.api.snapshots import (
     UnpairedRow,
 )
 from app.services.events import Event, PausingOnExit
-from app.services.hf.api import CatalogRow, HardwareOffer, HfAccount, HfApi
 
 
 class NodeFacade:

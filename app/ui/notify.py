@@ -58,7 +58,6 @@ from app.services.events import (
     WorkloadStarted,
     WorkloadUpdated,
 )
-from app.services.hf.events import HfSignedIn, HfSignedOut
 
 SUMMARY_INTERVAL_S = 60.0
 ATTENTION_KINDS = frozenset({RentedFailed.kind, BudgetPaused.kind, RentedDrifted.kind, ReconcilePaused.kind})

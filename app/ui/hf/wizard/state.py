@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol, runtime_checkable
 
-from app.services.hf.api import HardwareOffer
 from app.services.api.plans import EndpointPlan, WindowPlan
+from app.services.hf.api import HardwareOffer
 
 
 class HfPage(IntEnum):

@@ -9,8 +9,8 @@ from typing import cast
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QDoubleSpinBox, QFormLayout, QLabel, QRadioButton, QWidget
 
-from app.services.hf.api import HardwareOffer
 from app.services.api.plans import WindowFlavor
+from app.services.hf.api import HardwareOffer
 from app.ui import fmt
 from app.ui.palette import muted
 
