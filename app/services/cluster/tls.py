@@ -25,6 +25,13 @@ check, and a chain that a pinned (CA:TRUE) peer signed itself would pass it,
 so the server must also call ``peer_fingerprint_allowed`` on every request:
 it accepts only a leaf certificate that is pinned right now.
 ``pin_check_middleware`` does that for aiohttp.
+
+Session resumption. The server issues one TLS 1.3 ticket per handshake; a
+resumed session carries the client certificate its full handshake verified,
+which the per-request check judges like any other. When a pin goes, the front
+context is replaced (``on_front_change``), and with it the keys that seal
+tickets: no session from before resumes. The relay's client side resumes only
+with a ``resuming_client_context`` of one pin (``tls_sessions.py``).
 """
 
 from __future__ import annotations
