@@ -23,6 +23,7 @@ from app.services.cluster.peer_upstream import FIRST_BYTE_MARGIN_S, IDLE_MARGIN_
 from app.services.cluster.peers import Peer, PeerManager, normalize_address
 from app.services.cluster.replication import Replication
 from app.services.cluster.trust import PeerPin
+from app.services.cluster.warm_pool import SERVER_KEEPALIVE_S
 from app.services.errors import ConfigError
 from app.services.events import EventBus, PairInviteEnded
 from app.services.jobs.records import Workload
@@ -95,7 +96,8 @@ def test_facts_share_only_allowlisted_details_and_shared_upstreams() -> None:
     book.leave(OTHER)
     up: Any = SimpleNamespace(in_flight=1, capacity=4, first_byte_timeout_s=30.0, idle_timeout_s=8.0)
     assert load_doc([up], book) == {"in_flight": 1, "capacity": 4, "by_origin": {PEER: 1},
-                                    "first_byte_timeout_s": 30.0, "idle_timeout_s": 8.0}
+                                    "first_byte_timeout_s": 30.0, "idle_timeout_s": 8.0,
+                                    "keepalive_s": SERVER_KEEPALIVE_S}
 
 
 # -- replication -------------------------------------------------------------------------------------

@@ -154,6 +154,20 @@ class SpendTodayRow(TypedDict):
     usd: float
 
 
+class RelayPoolRow(TypedDict):
+    """A peer's warm relay connections (``cluster/warm_pool.py``): counts since the peer was paired."""
+
+    idle: int
+    in_use: int
+    target: int  # connections kept: the recent peak of relayed streams, bounded
+    peak_in_flight: int  # over the last keep-alive time
+    keepalive_s: float  # an idle connection is closed after this (the peer keeps it longer)
+    handshakes_full: int
+    handshakes_resumed: int
+    refused: int  # connections closed because the certificate was not the pinned one
+    session_cached: bool
+
+
 class PeerRow(TypedDict):
     """A paired peer as ``pairwise pair list`` shows it."""
 
@@ -165,6 +179,7 @@ class PeerRow(TypedDict):
     fingerprint: str
     last_seen: float | None
     error: str | None
+    relay_pool: NotRequired[RelayPoolRow]
 
 
 class PairsRow(TypedDict):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
@@ -58,12 +58,15 @@ class StreamClient:
 
     def __init__(self, ssl_context: ssl.SSLContext, *, max_connections: int = 1024,
                  connect_timeout_s: float = CONNECT_TIMEOUT_S, max_opening: int | None = None,
-                 keepalive_s: float = KEEPALIVE_S) -> None:
+                 keepalive_s: float = KEEPALIVE_S,
+                 paced_connector: Callable[..., _PacedConnector] | None = None) -> None:
         self._ssl = ssl_context
         self._max_connections = max_connections
         self._keepalive_s = keepalive_s
         self._max_opening = max_opening
         self._connect_timeout_s = connect_timeout_s
+        # A peer's warm pool (cluster.warm_pool) makes its own paced connector, with the same arguments.
+        self._paced_connector = paced_connector
         self._session: aiohttp.ClientSession | None = None
 
     def _session_now(self) -> aiohttp.ClientSession:
@@ -72,12 +75,20 @@ class StreamClient:
                                               keepalive_timeout=self._keepalive_s)
                          if self._max_opening is None else
                          _PacedConnector(opening=self._max_opening, ssl=self._ssl, limit=self._max_connections,
-                                         limit_per_host=0, keepalive_timeout=self._keepalive_s))
+                                         limit_per_host=0, keepalive_timeout=self._keepalive_s)
+                         if self._paced_connector is None else
+                         # a peer's warm pool keeps its own keep-alive (cluster.warm_pool)
+                         self._paced_connector(opening=self._max_opening, ssl=self._ssl,
+                                               limit=self._max_connections, limit_per_host=0))
             self._session = aiohttp.ClientSession(
                 connector=connector, trust_env=False, auto_decompress=False,  # bytes pass through as sent
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout_s),
             )
         return self._session
+
+    def connector(self) -> aiohttp.BaseConnector | None:
+        """The pool's connector, made now if need be (a warm pool opens connections ahead of requests)."""
+        return self._session_now().connector
 
     async def open(self, url: str, *, json_body: dict[str, Any], headers: dict[str, str],
                    first_byte_timeout_s: float, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, label: str,

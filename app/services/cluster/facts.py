@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Upstream
+from app.services.cluster.warm_pool import SERVER_KEEPALIVE_S
 from app.services.guard import collect
 from app.services.platform.hardware import HardwareFacts, os_description
 from app.services.routing.names import MAX_GROUP, ModelNames
@@ -79,6 +80,8 @@ def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
         "by_origin": dict(book.by_origin),
         "first_byte_timeout_s": max(timeouts) if timeouts else DEFAULT_FIRST_BYTE_S,
         "idle_timeout_s": max(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
+        # How long the cluster port keeps an idle connection: a peer's warm pool lets go sooner.
+        "keepalive_s": SERVER_KEEPALIVE_S,
     }
 
 

@@ -24,8 +24,9 @@ from app.services.backends.base import Opened
 from app.services.backends.http_open import FAILOVER_STATUSES
 from app.services.backends.stream_client import StreamClient
 from app.services.cluster.identity import NodeIdentity, peer_hostname
-from app.services.cluster.tls import client_context
+from app.services.cluster.tls import client_context, resuming_client_context
 from app.services.cluster.trust import PeerPin
+from app.services.cluster.warm_pool import WarmPool
 from app.services.errors import PairwiseError, UpstreamError
 from app.services.text_safety import printable
 
@@ -56,17 +57,20 @@ class PeerClient:
         self.pin = pin
         self.hostname = peer_hostname(pin.node_id)
         self._self_headers = self_headers  # shared and kept current by the cluster
-        context = client_context(identity, pin)
         self._client = httpx.AsyncClient(
-            verify=context,
+            verify=client_context(identity, pin),
             timeout=httpx.Timeout(connect=5.0, read=None, write=30.0, pool=30.0),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
             trust_env=False,
         )
         # A burst of relayed streams opens its connections a few at a time (under the peer's budget of
-        # handshakes per address) instead of being refused; each stream still gets its own connection.
-        self._streams = StreamClient(context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER,
-                                     max_opening=RELAY_OPENING_PER_PEER)
+        # handshakes per address) instead of being refused; each stream still gets its own connection,
+        # kept warm for the next burst and resumed from the peer's last TLS session (warm_pool.py).
+        # Small calls stay on httpx without resumption: polls keep their one connection alive.
+        streams_context = resuming_client_context(identity, pin)
+        self.pool = WarmPool(streams_context, pin.fingerprint, self.hostname, self.label)
+        self._streams = StreamClient(streams_context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER,
+                                     max_opening=RELAY_OPENING_PER_PEER, paced_connector=self.pool.make_connector)
 
     @property
     def label(self) -> str:
@@ -107,16 +111,54 @@ class PeerClient:
     async def open_relay(self, body: dict[str, Any], headers: dict[str, str], first_byte_timeout_s: float,
                          idle_timeout_s: float) -> Opened:
         """POST a request to the peer's relay; the first chunk is read before returning."""
+        if self.pool.dropped:
+            raise UpstreamError(f"{self.label} is no longer paired")
         try:
             url = url_for(self._address(None), "/relay")
         except PeerError as exc:
             raise UpstreamError(exc.message) from exc
-        return await self._streams.open(
-            url, json_body=body, headers={**self._self_headers, **headers},
-            first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
-            retry_statuses=RELAY_RETRY_STATUSES, server_hostname=self.hostname,
-        )
+        demand = self.pool.demand
+        demand.enter()
+        try:
+            opened = await self._streams.open(
+                url, json_body=body, headers={**self._self_headers, **headers},
+                first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
+                retry_statuses=RELAY_RETRY_STATUSES, server_hostname=self.hostname,
+            )
+        except BaseException:
+            demand.leave()
+            raise
+        release = opened.closer
+        left = False
+
+        async def close() -> None:
+            nonlocal left
+            if not left:
+                left = True
+                demand.leave()
+            if release is not None:
+                await release()
+
+        opened.closer = close
+        return opened
+
+    def relay_url(self) -> str | None:
+        """Where relayed streams go now (None: no address known)."""
+        address = self.pin.address
+        return url_for(address, "/relay") if address else None
+
+    def keep_warm(self) -> None:
+        """At each good poll: the pool trimmed to its target and its missing connections opened ahead."""
+        if not self.pool.dropped:
+            self._streams.connector()  # the pool's connector exists before the first relayed stream
+            self.pool.maintain(self.relay_url())
+
+    def drop(self) -> None:
+        """The peer was unpaired or re-pinned: its warm connections and TLS sessions go now."""
+        self.pool.drop()
 
     async def aclose(self) -> None:
+        self.pool.drop()
+        await self.pool.aclose()
         await self._client.aclose()
         await self._streams.aclose()

@@ -45,6 +45,7 @@ class PeerUpstream(Upstream):
         self.in_flight = 0
         self.remote_in_flight = 0  # the peer's own load, not counting our requests there
         self.remote_total = 0
+        self.server_keepalive_s: float | None = None  # None: the peer did not say
         self._my_id = my_node_id
         self._on_unreachable = on_unreachable
         self._off_lan_allowed = off_lan_allowed
@@ -69,6 +70,9 @@ class PeerUpstream(Upstream):
         idle = load.get("idle_timeout_s")
         if isinstance(idle, (int, float)) and 0 < idle < 3600:
             self.idle_timeout_s = float(idle) + IDLE_MARGIN_S
+        keepalive = load.get("keepalive_s")  # how long its cluster port keeps an idle connection
+        self.server_keepalive_s = (float(keepalive) if isinstance(keepalive, (int, float))
+                                   and not isinstance(keepalive, bool) and 0 < keepalive < 86400 else None)
         changed = [m.name for m in models] != [m.name for m in self._models]
         self._models = models
         self.updated_at = time.monotonic()

@@ -124,6 +124,7 @@ class PeerManager:
             pin = pins.get(node_id)
             if pin is None or pin.fingerprint != peer.pin.fingerprint:
                 del self.peers[node_id]
+                peer.client.drop()  # its warm connections and TLS sessions go now, not after the poll stops
                 self._spawn_close(peer)
                 if pin is None:
                     self.bus.publish(PeerRemoved(node=peer.name, node_id=node_id))
@@ -210,6 +211,9 @@ class PeerManager:
         peer.failures, peer.last_error = 0, None
         self._heard(peer)
         changed = peer.upstream.update(inventory)
+        # Warm relay connections: sized to recent demand, opened ahead at peer-up and after a burst.
+        peer.client.pool.server_keepalive(peer.upstream.server_keepalive_s)
+        peer.client.keep_warm()
         if isinstance(facts, dict):
             peer.facts = peer_facts.facts(facts)
         name = peer_facts.name(inventory.get("name"))
@@ -354,7 +358,8 @@ class PeerManager:
     def peer_rows(self) -> list[PeerRow]:
         return [{"id": p.node_id, "name": p.name, "address": p.pin.address, "online": p.online,
                  "paired_at": p.pin.paired_at.isoformat(), "fingerprint": p.pin.fingerprint,
-                 "last_seen": p.last_seen, "error": None if p.online else p.last_error}
+                 "last_seen": p.last_seen, "error": None if p.online else p.last_error,
+                 "relay_pool": p.client.pool.row()}
                 for p in sorted(self.peers.values(), key=lambda p: p.name)]
 
 

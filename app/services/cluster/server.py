@@ -24,6 +24,7 @@ from aiohttp import web
 from app.services.cluster.peer_client import API_PREFIX
 from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, pin_check_middleware
 from app.services.cluster.trust import PeerPin
+from app.services.cluster.warm_pool import SERVER_KEEPALIVE_S
 from app.services.errors import ConfigError
 from app.services.frontdoor.body import BodyError, parse_json_object, read_body
 from app.services.listener_budget import BudgetedSite, cluster_budget
@@ -102,7 +103,11 @@ class ClusterServer:
         host, port = parse_host_port(listen)
         # handler_cancellation: an origin that gives up closes its connection, and the
         # relayed request here is cancelled with it (its upstream closed, its job ended).
-        self._runner = web.AppRunner(self.build_app(), handler_cancellation=True, access_log=None)
+        # keepalive_timeout: an idle peer connection is kept this long here, longer than a peer's warm
+        # pool keeps it (``warm_pool.client_keepalive_s``), so the peer always lets go first and never
+        # sends a request onto a connection this side is closing.
+        self._runner = web.AppRunner(self.build_app(), handler_cancellation=True, access_log=None,
+                                     keepalive_timeout=SERVER_KEEPALIVE_S)
         await self._runner.setup()
         # Budgeted: connections per address and in total, and 5 s for a TLS handshake (a stranger
         # holding handshakes open must not use up the descriptors the front door needs).
@@ -110,6 +115,8 @@ class ClusterServer:
         budget = cluster_budget(open_file_limit())
         site = self.site = BudgetedSite(self._runner, host, port, budget, label="cluster port",
                                         ssl_context=self.contexts.server)
+        # A pin gone voids the session tickets issued so far: new connections start on the new front.
+        self.contexts.on_front_change(lambda front: setattr(site, "ssl_context", front))
         try:
             await site.start()
         except OSError as exc:

@@ -25,6 +25,13 @@ check, and a chain that a pinned (CA:TRUE) peer signed itself would pass it,
 so the server must also call ``peer_fingerprint_allowed`` on every request:
 it accepts only a leaf certificate that is pinned right now.
 ``pin_check_middleware`` does that for aiohttp.
+
+Session resumption. The server issues one TLS 1.3 ticket per handshake; a
+resumed session carries the client certificate its full handshake verified,
+which the per-request check judges like any other. When a pin goes, the front
+context is replaced (``on_front_change``), and with it the keys that seal
+tickets: no session from before resumes. The relay's client side resumes only
+with a ``resuming_client_context`` of one pin (``tls_sessions.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from app.services.cluster.identity import NodeIdentity, fingerprint_of_der, peer_hostname
+from app.services.cluster.tls_sessions import ResumingContext, SessionCache
 from app.services.cluster.trust import PeerPin, TrustStore
 
 __all__ = [
@@ -48,14 +56,15 @@ __all__ = [
     "peer_hostname",
     "peer_pin",
     "pin_check_middleware",
+    "resuming_client_context",
     "server_context",
 ]
 
 log = logging.getLogger(__name__)
 
 
-def _base(purpose: int, identity: NodeIdentity) -> ssl.SSLContext:
-    ctx = ssl.SSLContext(purpose)
+def _base(purpose: int, identity: NodeIdentity, kind: type[ssl.SSLContext] = ssl.SSLContext) -> ssl.SSLContext:
+    ctx = kind(purpose)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     ctx.load_cert_chain(identity.cert_path, identity.key_path)
     # A server context would not even ask for a client certificate by default;
@@ -71,9 +80,12 @@ def server_context(identity: NodeIdentity, trust: TrustStore) -> ssl.SSLContext:
     ``create_default_context``), so an empty trust store refuses everyone.
     """
     ctx = _base(ssl.PROTOCOL_TLS_SERVER, identity)
-    # No TLS 1.3 session tickets: a resumed session skips certificate
-    # verification, and every handshake should be judged against today's pins.
-    ctx.num_tickets = 0
+    # One TLS 1.3 session ticket per handshake, so a peer's next connection can resume (a burst of
+    # relayed streams costs one full handshake, not hundreds). A resumed session skips certificate
+    # verification, so it is judged by what it carries: the client certificate of the handshake that
+    # made it, checked against today's pins on every request (``pin_check_middleware``). Tickets are
+    # sealed with the front context's keys, which ``TlsContexts`` replaces whenever a pin goes.
+    ctx.num_tickets = 1
     pems = [pin.cert_pem for pin in trust.all()]
     if pems:
         ctx.load_verify_locations(cadata="\n".join(pems))
@@ -88,6 +100,15 @@ def client_context(identity: NodeIdentity, peer: PeerPin) -> ssl.SSLContext:
     """
     ctx = _base(ssl.PROTOCOL_TLS_CLIENT, identity)
     ctx.load_verify_locations(cadata=peer.cert_pem)
+    return ctx
+
+
+def resuming_client_context(identity: NodeIdentity, peer: PeerPin) -> ResumingContext:
+    """``client_context`` that resumes TLS sessions with ``peer`` (``tls_sessions``), its cache empty."""
+    ctx = _base(ssl.PROTOCOL_TLS_CLIENT, identity, ResumingContext)
+    assert isinstance(ctx, ResumingContext)
+    ctx.load_verify_locations(cadata=peer.cert_pem)
+    ctx.sessions = SessionCache()
     return ctx
 
 
@@ -117,12 +138,23 @@ class TlsContexts:
         self.identity = identity
         self.trust = trust
         self._current = server_context(identity, trust)
-        # The front context is what a server is started with; it is never rebuilt.
-        self.server = server_context(identity, trust)
-        self.server.sni_callback = self._pick_context
+        self._pinned = self._fingerprints()
+        self._front_listeners: list[Callable[[ssl.SSLContext], None]] = []
+        self.server = self._front()
         self._follow = follow
         if follow:
             trust.add_listener(self.refresh)
+
+    def _fingerprints(self) -> frozenset[str]:
+        return frozenset(pin.fingerprint for pin in self.trust.all())
+
+    def _front(self) -> ssl.SSLContext:
+        # The front context is what each connection's handshake starts with. OpenSSL seals and opens
+        # session tickets with the keys of that first context (not the one the SNI callback switches
+        # to), fresh random keys per context: a new front context voids every ticket issued before.
+        front = server_context(self.identity, self.trust)
+        front.sni_callback = self._pick_context
+        return front
 
     def _pick_context(self, ssl_object: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
         # Switching the handshake to the freshest context swaps its trust anchors too,
@@ -130,9 +162,20 @@ class TlsContexts:
         ssl_object.context = self._current
         return None
 
+    def on_front_change(self, callback: Callable[[ssl.SSLContext], None]) -> None:
+        """``callback(new_front)`` after the front context was replaced (a listener must switch to it)."""
+        self._front_listeners.append(callback)
+
     def refresh(self) -> None:
-        """Rebuild the per-handshake context from the current pins."""
+        """Rebuild the per-handshake context from the current pins; when a pin went (unpaired,
+        re-paired with another certificate), also the front context, voiding every session ticket."""
         self._current = server_context(self.identity, self.trust)
+        pinned = self._fingerprints()
+        gone, self._pinned = self._pinned - pinned, pinned
+        if gone:
+            self.server = self._front()
+            for callback in list(self._front_listeners):
+                callback(self.server)
 
     def client(self, peer: PeerPin) -> ssl.SSLContext:
         return client_context(self.identity, peer)
