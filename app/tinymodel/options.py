@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 ApiKind = Literal["openai", "ollama", "both"]
 FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
-                   "no_terminator"]
+                   "no_terminator", "not_an_object"]
 
 API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
 FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
-                                      "no_terminator")
+                                      "no_terminator", "not_an_object")
 
 
 @dataclass

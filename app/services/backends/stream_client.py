@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
+from aiohttp import ClientRequest
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.tracing import Trace
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened
 from app.services.backends.http_open import FAILOVER_STATUSES, error_text
@@ -39,11 +41,12 @@ class _PacedConnector(aiohttp.TCPConnector):
     """A connector that opens at most ``opening`` connections at once (connects and TLS handshakes);
     the connections it holds open are limited by ``limit`` alone."""
 
-    def __init__(self, *, opening: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, opening: int, ssl_context: ssl.SSLContext, limit: int, limit_per_host: int) -> None:
+        super().__init__(ssl=ssl_context, limit=limit, limit_per_host=limit_per_host)
         self._opening = asyncio.Semaphore(opening)
 
-    async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:  # noqa: ASYNC109 - aiohttp's own signature
+    async def _create_connection(self, req: ClientRequest, traces: list[Trace],
+                                 timeout: aiohttp.ClientTimeout) -> ResponseHandler:  # noqa: ASYNC109 - aiohttp's own signature
         async with self._opening:
             return await super()._create_connection(req, traces, timeout)
 
@@ -67,7 +70,7 @@ class StreamClient:
         if self._session is None or self._session.closed:
             connector = (aiohttp.TCPConnector(ssl=self._ssl, limit=self._max_connections, limit_per_host=0)
                          if self._max_opening is None else
-                         _PacedConnector(opening=self._max_opening, ssl=self._ssl, limit=self._max_connections,
+                         _PacedConnector(opening=self._max_opening, ssl_context=self._ssl, limit=self._max_connections,
                                          limit_per_host=0))
             self._session = aiohttp.ClientSession(
                 connector=connector, trust_env=False, auto_decompress=False,  # bytes pass through as sent
@@ -75,7 +78,7 @@ class StreamClient:
             )
         return self._session
 
-    async def open(self, url: str, *, json_body: dict[str, Any], headers: dict[str, str],
+    async def open(self, url: str, *, json_body: Mapping[str, object], headers: dict[str, str],
                    first_byte_timeout_s: float, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, label: str,
                    retry_statuses: frozenset[int] = FAILOVER_STATUSES,
                    server_hostname: str | None = None) -> Opened:
