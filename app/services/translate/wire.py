@@ -196,6 +196,8 @@ class OllamaAnswer(TypedDict, total=False):
     eval_count: int
     total_duration: int
     load_duration: int
+    prompt_eval_duration: int
+    eval_duration: int
     context: list[int]
     logprobs: list[OllamaLogprob]
     embeddings: list[list[float]]
