@@ -4,10 +4,12 @@ unexpected type inside a translator used to give."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
-from app.harness import wait_until
+from app.harness import NodeProc, TinyProc, wait_until
 from tests.cluster.multinode import jobs
 from tests.node.conftest import EngineNode
 
@@ -36,6 +38,13 @@ def test_an_anthropic_tool_result_content_of_no_blocks_is_named(engine_node: Eng
     assert answer.json()["type"] == "error" and f"'{field}' must be" in answer.json()["error"]["message"]
 
 
+def test_an_anthropic_image_whose_source_is_no_object_is_refused_by_name(engine_node: EngineNode) -> None:
+    answer = post(engine_node, "/v1/messages", {"model": "oa-model", "max_tokens": 5, "messages": [
+        {"role": "user", "content": [{"type": "image", "source": "a picture"}]}]})
+    assert answer.status_code == 400
+    assert "messages[0].content[0].source.type" in answer.json()["error"]["message"]
+
+
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/chat"])
 def test_an_engine_answer_that_is_no_json_object_fails_the_job_naming_the_engine(engine_node: EngineNode,
                                                                                 path: str) -> None:
@@ -56,3 +65,17 @@ def test_an_engine_answer_that_is_no_json_object_fails_the_job_naming_the_engine
         return mine if mine and all(j["state"] not in ("queued", "running") for j in mine) else None
 
     assert [j["state"] for j in wait_until(finished, what="the job finished")] == ["failed"]
+
+
+def test_an_engine_model_list_that_is_no_object_is_the_engines_error(tmp_path: Path) -> None:
+    tiny = TinyProc("--api", "openai", "--model", "oa-model", "--fail-mode", "not_an_object")
+    node = NodeProc(tmp_path / "home", "alpha")
+    try:
+        node.start()
+        node.cli("engines", "add", "oa", "--url", tiny.url, "--api", "openai")
+        engines = node.control("GET", "/engines")["engines"]
+        assert [(e["name"], e["models"], e["error"]) for e in engines] == [
+            ("oa", [], "engine oa answered a model list that is not a JSON object")]
+    finally:
+        node.stop()
+        tiny.stop()
