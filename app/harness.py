@@ -15,11 +15,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import httpx
+
+from app.services.json_types import JsonObject, JsonValue
 
 REPO = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -55,7 +57,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def read_json_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> dict[str, Any]:
+def read_json_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> JsonObject:
     """The first JSON line a child prints (its ready line)."""
     deadline = time.monotonic() + timeout
     assert proc.stdout is not None
@@ -67,12 +69,12 @@ def read_json_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> dict[s
             continue
         line = line.strip()
         if line.startswith("{"):
-            ready: dict[str, Any] = json.loads(line)
+            ready: JsonObject = json.loads(line)
             return ready
     raise WaitTimedOut("process did not print its ready line")
 
 
-def stop_process(proc: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM, wait_s: float = 20.0) -> None:
+def stop_process(proc: subprocess.Popen[str] | subprocess.Popen[bytes] | None, sig: int = signal.SIGTERM, wait_s: float = 20.0) -> None:
     """A signal (SIGTERM), some seconds to go, then SIGKILL; its stdout pipe closed."""
     if proc is None:
         return
@@ -93,17 +95,17 @@ class TinyProc:
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "app.tinymodel", "--port", "0", *args],
                                      stdout=subprocess.PIPE, text=True, encoding="utf-8", env=child_env(), cwd=REPO)
-        self.url: str = read_json_line(self.proc)["url"]
+        self.url = str(read_json_line(self.proc)["url"])
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    def config(self, **options: Any) -> None:
+    def config(self, **options: object) -> None:
         httpx.post(f"{self.url}/_tiny/config", json=options, timeout=5, trust_env=False).raise_for_status()
 
-    def stats(self) -> dict[str, Any]:
-        stats: dict[str, Any] = httpx.get(f"{self.url}/_tiny/stats", timeout=5, trust_env=False).json()
+    def stats(self) -> JsonObject:
+        stats: JsonObject = httpx.get(f"{self.url}/_tiny/stats", timeout=5, trust_env=False).json()
         return stats
 
     def stop(self) -> None:
@@ -124,7 +126,7 @@ class NodeProc:
         self.env = child_env(**(env or {}))
         self.proc: subprocess.Popen[str] | None = None
         self.log = home.parent / f"{home.name}.out"
-        self.runtime: dict[str, Any] = {}
+        self.runtime: JsonObject = {}
         self.startup_s = 0.0
 
     def start(self, *, wait_answer: bool = False, timeout: float = 60.0) -> NodeProc:
@@ -138,7 +140,7 @@ class NodeProc:
                  "--cluster-listen", "127.0.0.1:0", "--name", self.name, "--no-mdns", *self.extra],
                 stdout=out, stderr=subprocess.STDOUT, text=True, encoding="utf-8", env=self.env, cwd=self.tree, preexec_fn=self.preexec)
 
-        def ready() -> dict[str, Any] | None:
+        def ready() -> JsonObject | None:
             if self.proc is not None and self.proc.poll() is not None:
                 raise WaitTimedOut(f"node {self.name} exited: {self.log.read_text(encoding='utf-8')[-3000:]}")
             try:
@@ -168,7 +170,7 @@ class NodeProc:
     def url(self) -> str:
         return f"http://{self.runtime['listen']}"
 
-    def control(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def control(self, method: str, path: str, body: Mapping[str, object] | None = None) -> JsonValue:
         """A call to the node's control API with its control token."""
         token = (self.home / "control_token").read_text(encoding="utf-8").strip()
         response = httpx.request(method, f"{self.url}/_pairwise/v1{path}", json=body, timeout=30, trust_env=False,
@@ -191,7 +193,7 @@ class NodeProc:
             raise AssertionError(f"pairwise {' '.join(args)} failed ({result.returncode}): {result.stderr}{result.stdout}")
         return result
 
-    def cli_json(self, *args: str, stdin: str | None = None) -> Any:
+    def cli_json(self, *args: str, stdin: str | None = None) -> JsonValue:
         return json.loads(self.cli(*args, "--json", stdin=stdin).stdout)
 
     def signal(self, sig: int) -> int:

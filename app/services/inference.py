@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 from app.environment import environment
 from app.services.backends.base import Caller, InFlight, Opened, Upstream, UpstreamRequest
@@ -28,6 +28,7 @@ from app.services.errors import (
 )
 from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
+from app.services.json_types import JsonObject
 from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
 from app.services.routing.fit import RequestSize, estimate, exact_sizes, is_too_long, with_window
 from app.services.routing.plan import Plan, build_plan
@@ -78,7 +79,7 @@ def header_safe(text: str) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
-def json_result(status: int, obj: Any, headers: dict[str, str] | None = None) -> InferenceResult:
+def json_result(status: int, obj: object, headers: dict[str, str] | None = None) -> InferenceResult:
     return InferenceResult(status, "application/json", headers or {}, json.dumps(obj).encode())
 
 
@@ -174,7 +175,7 @@ class InferenceService:
         return {"X-Pairwise-Node": self.node_name}
 
     async def plan_for(self, model: str, caller: Caller, size: RequestSize | None = None,
-                       affine: str | None = None, body: dict[str, Any] | None = None) -> Plan:
+                       affine: str | None = None, body: JsonObject | None = None) -> Plan:
         """``body``: the request, for the engines' own token counts near a window's edge."""
         upstreams = self.registry.all(local_only=caller.local_only)
         exact = await exact_sizes(upstreams, model, size, body) if size is not None and body is not None else {}
@@ -198,7 +199,7 @@ class InferenceService:
                                 origin_node=caller.origin_node, origin_node_id=caller.origin_node_id)
         self.tracker.finish(job, state, error=error)
 
-    async def run(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller, *,
+    async def run(self, api: Api, operation: Operation, body: JsonObject, caller: Caller, *,
                   pin: str | None = None) -> InferenceResult:
         """``pin``: the key of the one upstream to ask (a batch spreads its lines over the copies
         itself); the plan's rules still apply to it, and when it is not among the plan's candidates
@@ -211,7 +212,7 @@ class InferenceService:
             self._record_unserved(api, model_field if isinstance(model_field, str) else "?", caller, "failed",
                                   exc.message)
             return json_result(400, error_body(api, exc.message, status=400, param=exc.field), headers)
-        requested: str = body["model"]
+        requested = cast(str, body["model"])  # its field table took it (MODEL: a non-empty string)
         model = canonical_model(requested.strip())
         messages = body.get("messages") if operation == "chat" else None
         affine = (self.affinity.lookup(model, messages) if operation == "chat" else
@@ -264,7 +265,7 @@ class InferenceService:
             message = f"the node could not serve this request ({type(exc).__name__})"
             return json_result(500, error_body(api, message, status=500, kind="server_error"), headers)
 
-    async def _serve(self, api: Api, operation: Operation, body: dict[str, Any], caller: Caller, requested: str,
+    async def _serve(self, api: Api, operation: Operation, body: JsonObject, caller: Caller, requested: str,
                      bodies: list[CandidateBody], job: Workload, headers: dict[str, str],
                      plan: Plan) -> InferenceResult:
         stream = wants_stream(api, operation, body)
@@ -373,7 +374,7 @@ class InferenceService:
         return json_result(403, error_body(api, message, status=403, kind="refused"),
                            {**headers, "X-Pairwise-Job": job.id})
 
-    async def _respond(self, api: Api, operation: Operation, body: dict[str, Any], requested: str, job: Workload,
+    async def _respond(self, api: Api, operation: Operation, body: JsonObject, requested: str, job: Workload,
                        upstream: Upstream, slot: InFlight, opened: Opened, target: Api, stream: bool,
                        started_ns: int, headers: dict[str, str], request_model: str) -> InferenceResult:
         """The answer of the upstream that opened. The caller's ``with slot`` gives the slot back
@@ -424,8 +425,12 @@ class InferenceService:
         except ValueError:
             self.tracker.finish(job, "failed", error="upstream answered with invalid JSON")
             return json_result(502, error_body(api, "the upstream answered with invalid JSON", status=502), headers)
+        if not isinstance(upstream_body, dict):  # JSON, but not the object every answer of both APIs is
+            message = f"{upstream.display_name()} answered in a shape Pairwise cannot translate: not a JSON object"
+            self.tracker.finish(job, "failed", error=message)
+            return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
         usage = usage_of(target, upstream_body)
-        if operation == "complete" and isinstance(upstream_body, dict):
+        if operation == "complete":
             self.affinity.remember_context(canonical_model(requested.strip()), upstream_body.get("context"),
                                            upstream.key)
         if target == api and upstream_body.get("model") in (None, requested):

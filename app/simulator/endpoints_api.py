@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -18,6 +19,8 @@ from app.simulator.endpoints_model import QUOTA_FREE, Endpoint, creator
 from app.simulator.httputil import BadBody, hf_error, plain_400, read_body
 from app.simulator.state import SimState, sim
 from app.simulator.tokens import ENDPOINTS_WRITE, TokenInfo, check
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 TYPES = ("public", "authenticated", "protected", "private")
 _NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
@@ -113,10 +116,10 @@ def _find(state: SimState, namespace: str, name: str) -> Endpoint:
     return ep
 
 
-def _routes_error_guard(handler: Any) -> Any:
+def _routes_error_guard(handler: Handler) -> Handler:
     async def wrapped(request: web.Request) -> web.StreamResponse:
         try:
-            return await handler(request)  # type: ignore[no-any-return]
+            return await handler(request)
         except ApiError as exc:
             return exc.response
         except BadBody as exc:

@@ -9,11 +9,11 @@ import tempfile
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import httpx
 from aiohttp import web
 
+from app.services.json_types import JsonValue
 from app.simulator.app import build_app
 from app.simulator.ca import TlsFiles, client_ssl_context, generate_tls, server_ssl_context
 from app.simulator.settings import SimSettings
@@ -103,7 +103,7 @@ class SimulatedHF:
                 "catalog_url": self.catalog_url, "router_url": self.router_url, "ca_file": str(self.ca_file),
                 "demo_token": self.demo_token, "namespace": self.demo_namespace}
 
-    async def control(self, method: str, path: str, json: Any = None) -> Any:
+    async def control(self, method: str, path: str, json: JsonValue = None) -> JsonValue:
         """Call a /_sim/ control (path relative to base_url) and return its JSON."""
         async with httpx.AsyncClient(verify=client_ssl_context(self.ca_file)) as client:
             response = await client.request(method, f"{self.base_url}{path}", json=json)
@@ -145,7 +145,7 @@ class SimulatorThread:
                  tb: TracebackType | None) -> None:
         self.stop()
 
-    def control(self, method: str, path: str, json: Any = None) -> Any:
+    def control(self, method: str, path: str, json: JsonValue = None) -> JsonValue:
         return asyncio.run_coroutine_threadsafe(self.sim.control(method, path, json), self._loop).result(timeout=30)
 
     base_url = property(lambda self: self.sim.base_url)

@@ -4,49 +4,63 @@ say exactly what a caller must get back."""
 
 from __future__ import annotations
 
-from typing import Any
+from app.services.json_types import JsonObject, JsonValue
+from app.services.translate.wire import OllamaFunctionCall, OllamaLogprob
 
 THINKING = "the tiny model thinks it over"
 
 
-def tool_to_call(tools: Any, last_role: str | None, forced: str | None = None) -> dict[str, Any] | None:
+def tool_to_call(tools: JsonValue, last_role: str | None, forced: str | None = None) -> OllamaFunctionCall | None:
     """The call the model makes: when it was offered tools and the user spoke last (or a call is forced)."""
     if not isinstance(tools, list) or not tools:
         return None
     if forced is None and last_role != "user":
         return None
-    functions = [t.get("function") or {} for t in tools if isinstance(t, dict)]
+    functions = _functions(tools)
     chosen = next((f for f in functions if f.get("name") == forced), functions[0] if functions else {})
-    return {"name": chosen.get("name", "tool"), "arguments": value_for(chosen.get("parameters") or {}, "tiny")}
+    return _call(chosen)
 
 
-def more_calls(tools: Any, first: dict[str, Any], count: int) -> list[dict[str, Any]]:
+def _functions(tools: JsonValue) -> list[JsonObject]:
+    """The offered tools' functions (an entry that is no object offers an empty one)."""
+    listed = [t.get("function") or {} for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    return [f if isinstance(f, dict) else {} for f in listed]
+
+
+def _call(function: JsonObject) -> OllamaFunctionCall:
+    arguments = value_for(function.get("parameters") or {}, "tiny")
+    return {"name": str(function.get("name", "tool")), "arguments": arguments if isinstance(arguments, dict) else {}}
+
+
+def more_calls(tools: JsonValue, first: OllamaFunctionCall, count: int) -> list[OllamaFunctionCall]:
     """The first call and, up to ``count`` in all, one call of each further offered tool."""
-    others = [t.get("function") or {} for t in tools if isinstance(t, dict)][1:] if isinstance(tools, list) else []
-    return [first] + [{"name": f.get("name", "tool"), "arguments": value_for(f.get("parameters") or {}, "tiny")}
-                      for f in others[:max(0, count - 1)]]
+    others = _functions(tools)[1:]
+    return [first] + [_call(f) for f in others[:max(0, count - 1)]]
 
 
-def value_for(schema: Any, word: str) -> Any:
+def value_for(schema: JsonValue, word: str) -> JsonValue:
     """A value that conforms to a (simple) JSON schema: objects, arrays, enums and scalar types."""
     if not isinstance(schema, dict):
         return word
-    if schema.get("enum"):
-        return schema["enum"][0]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
     for key in ("anyOf", "oneOf"):  # the first alternative conforms
-        if isinstance(schema.get(key), list) and schema[key]:
-            return value_for(schema[key][0], word)
+        alternatives = schema.get(key)
+        if isinstance(alternatives, list) and alternatives:
+            return value_for(alternatives[0], word)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "object" or "properties" in schema:
-        return {name: value_for(sub, word) for name, sub in (schema.get("properties") or {}).items()}
+        properties = schema.get("properties")
+        return {name: value_for(sub, word) for name, sub in (properties.items() if isinstance(properties, dict) else ())}
     if kind == "array":
         return [value_for(schema.get("items") or {}, word)]
     return {"integer": 1, "number": 1.5, "boolean": True, "null": None}.get(str(kind), word)
 
 
-def json_answer(fmt: Any, text: str) -> str | None:
+def json_answer(fmt: JsonValue, text: str) -> str | None:
     """The answer under a format: "json" -> an object; a schema -> an object that conforms to it."""
     import json
 
@@ -58,9 +72,12 @@ def json_answer(fmt: Any, text: str) -> str | None:
     return None
 
 
-def logprobs_of(tokens: list[str], top: int) -> list[dict[str, Any]]:
+def logprobs_of(tokens: list[str], top: int) -> list[OllamaLogprob]:
     """Ollama's shape: one entry per token, with ``top`` alternatives."""
-    return [{"token": t, "logprob": -0.25 * (i % 4) - 0.01,
-             "top_logprobs": [{"token": t, "logprob": -0.25 * (i % 4) - 0.01},
-                              *({"token": f" alt{k}", "logprob": -3.0 - k} for k in range(1, top))][:top]}
+    def alternatives(token: str, logprob: float) -> list[OllamaLogprob]:
+        others: list[OllamaLogprob] = [{"token": f" alt{k}", "logprob": -3.0 - k} for k in range(1, top)]
+        first: OllamaLogprob = {"token": token, "logprob": logprob}
+        return [first, *others][:top]
+
+    return [{"token": t, "logprob": -0.25 * (i % 4) - 0.01, "top_logprobs": alternatives(t, -0.25 * (i % 4) - 0.01)}
             for i, t in enumerate(tokens)]

@@ -7,10 +7,18 @@ import hashlib
 import json
 import struct
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from aiohttp import web
 
+from app.services.json_types import JsonObject, JsonValue
+from app.services.translate.wire import (
+    OllamaFunctionCall,
+    OpenAILogprobs,
+    OpenAIReply,
+    OpenAIToolCall,
+    OpenAIUsage,
+)
 from app.tinymodel.features import THINKING, json_answer, logprobs_of, tool_to_call
 from app.tinymodel.text import count_tokens, embed, reply_tokens
 from app.tinymodel.window import published, refusal
@@ -24,14 +32,14 @@ def openai_error(status: int, message: str, type_: str, code: str | None = None)
     return web.json_response(payload, status=status)
 
 
-def _model_not_found(model: Any) -> web.Response:
+def _model_not_found(model: object) -> web.Response:
     return openai_error(
         404, f"The model `{model}` does not exist or you do not have access to it.",
         "invalid_request_error", "model_not_found",
     )
 
 
-def _prompt_of_messages(messages: Any) -> str:
+def _prompt_of_messages(messages: JsonValue) -> str:
     if not isinstance(messages, list):
         raise BadRequest("'messages' must be a list")
     parts: list[str] = []
@@ -40,11 +48,11 @@ def _prompt_of_messages(messages: Any) -> str:
         if isinstance(content, str):
             parts.append(content)
         elif isinstance(content, list):  # content parts: keep only the text ones
-            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return "\n".join(parts)
 
 
-def _plan(request: web.Request, body: dict[str, Any], prompt: str) -> tuple[list[str], str]:
+def _plan(request: web.Request, body: JsonObject, prompt: str) -> tuple[list[str], str]:
     """Tokens to send and the finish reason, honouring max_tokens against the configured reply length."""
     limit = body.get("max_completion_tokens", body.get("max_tokens"))
     natural = state_of(request).opts.reply_tokens
@@ -59,7 +67,7 @@ def _id(prefix: str, seed: str) -> str:
     return f"{prefix}-{hashlib.sha256(f'{time.time_ns()}{seed}'.encode()).hexdigest()[:24]}"
 
 
-def _sse(payload: Any) -> bytes:
+def _sse(payload: Mapping[str, object]) -> bytes:
     return b"data: " + json.dumps(payload).encode() + b"\n\n"
 
 
@@ -79,7 +87,7 @@ async def get_model(request: web.Request) -> web.StreamResponse:
                                       "owned_by": state_of(request).opts.owned_by})
 
 
-async def _inference_body(request: web.Request) -> dict[str, Any] | web.Response:
+async def _inference_body(request: web.Request) -> JsonObject | web.Response:
     try:
         body = await read_json(request)
     except BadRequest as exc:
@@ -90,50 +98,66 @@ async def _inference_body(request: web.Request) -> dict[str, Any] | web.Response
     return body
 
 
-def _usage(prompt: str, completion: int) -> dict[str, int]:
+def _usage(prompt: str, completion: int) -> OpenAIUsage:
     prompt_tokens = count_tokens(prompt)
     return {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
             "total_tokens": prompt_tokens + completion}
 
 
-def _wants_usage(body: dict[str, Any]) -> bool:
+def _wants_usage(body: JsonObject) -> bool:
     options = body.get("stream_options")
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
-def _forced_tool(body: dict[str, Any]) -> str | None:
+def _forced_tool(body: JsonObject) -> str | None:
     """The function the caller forces: a named one, or any ("required") = the first offered."""
-    choice, tools = body.get("tool_choice"), body.get("tools") or [{}]
+    choice, tools = body.get("tool_choice"), body.get("tools")
     if isinstance(choice, dict):
-        return str((choice.get("function") or {}).get("name"))
+        return str(_name_of(choice.get("function")))
     if choice == "required":
-        return str((tools[0].get("function") or {}).get("name"))
+        return str(_name_of(tools[0].get("function") if isinstance(tools, list) and tools and
+                            isinstance(tools[0], dict) else None))
     return None
 
 
-def _openai_logprobs(tokens: list[str], body: dict[str, Any]) -> dict[str, Any] | None:
+def _name_of(function: JsonValue) -> JsonValue:
+    return function.get("name") if isinstance(function, dict) else None
+
+
+def _count(value: JsonValue, otherwise: int) -> int:
+    """A count the caller asked for (a number), else ``otherwise``."""
+    return int(value) if isinstance(value, int | float) and value else otherwise
+
+
+def _openai_logprobs(tokens: list[str], body: JsonObject) -> OpenAILogprobs | None:
     if not body.get("logprobs"):
         return None
-    items = logprobs_of(tokens, int(body.get("top_logprobs") or 1))
+    items = logprobs_of(tokens, _count(body.get("top_logprobs"), 1))
     return {"content": [{"token": i["token"], "logprob": i["logprob"], "bytes": list(i["token"].encode()),
-                         "top_logprobs": [{**t, "bytes": list(t["token"].encode())} for t in i["top_logprobs"]]}
+                         "top_logprobs": [{"token": t["token"], "logprob": t["logprob"], "bytes": list(t["token"].encode())}
+                                          for t in i["top_logprobs"]]}
                         for i in items], "refusal": None}
 
 
-def _answer(body: dict[str, Any], prompt: str, tokens: list[str]) -> tuple[str | None, dict[str, Any] | None]:
+def _answer(body: JsonObject, prompt: str, tokens: list[str]) -> tuple[str | None, OllamaFunctionCall | None]:
     """The message content, or a tool call instead of it."""
-    messages = body.get("messages") or []
-    last_role = messages[-1].get("role") if messages and isinstance(messages[-1], dict) else None
+    messages = body.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    role = last.get("role") if isinstance(last, dict) else None
+    last_role = role if isinstance(role, str) else None
     call = None if body.get("tool_choice") == "none" else tool_to_call(body.get("tools"), last_role, _forced_tool(body))
     if call is not None:
         return None, call
     return json_answer(_format_of(body), "".join(tokens)) or "".join(tokens), None
 
 
-def _format_of(body: dict[str, Any]) -> Any:
-    fmt = body.get("response_format") or {}
+def _format_of(body: JsonObject) -> JsonValue:
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
     if fmt.get("type") == "json_schema":
-        return (fmt.get("json_schema") or {}).get("schema")
+        json_schema = fmt.get("json_schema")
+        return json_schema.get("schema") if isinstance(json_schema, dict) else None
     return "json" if fmt.get("type") == "json_object" else None
 
 
@@ -150,20 +174,20 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
                                                                           body.get("max_tokens")))
     if too_long is not None:
         return too_long
-    model, created, cid = body["model"], int(time.time()), _id("chatcmpl", prompt)
+    model, created, cid = str(body["model"]), int(time.time()), _id("chatcmpl", prompt)
     usage = _usage(prompt, len(tokens))
     content, call = _answer(body, prompt, tokens)
     thinking = THINKING if body.get("reasoning_effort") else None
     arguments = "" if call is None else json.dumps(call["arguments"])
     if state_of(request).opts.fail_mode == "bad_tool_arguments":
         arguments = arguments[: len(arguments) // 2]  # cut: not JSON
-    tool_calls: list[dict[str, Any]] | None = None if call is None else [
+    tool_calls: list[OpenAIToolCall] | None = None if call is None else [
         {"id": "call_tiny0", "type": "function", "function": {"name": call["name"], "arguments": arguments}}]
     if call is not None:
         finish = "tool_calls"
     logprobs = _openai_logprobs(tokens, body) if content is not None else None
     if not body.get("stream"):
-        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        message: OpenAIReply = {"role": "assistant", "content": content, "refusal": None}
         if tool_calls:
             message["tool_calls"] = tool_calls
         if thinking:
@@ -175,7 +199,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             "usage": usage,
         })
 
-    def chunk(delta: dict[str, Any], finish_reason: str | None, lp: Any = None) -> bytes:
+    def chunk(delta: OpenAIReply, finish_reason: str | None, lp: OpenAILogprobs | None = None) -> bytes:
         return _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
                      "system_fingerprint": "fp_tiny",
                      "choices": [{"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish_reason}]})
@@ -195,7 +219,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     elif logprobs is not None or content != "".join(tokens):
         pieces = [content or ""] if content != "".join(tokens) else tokens
         for i, piece in enumerate(pieces):
-            lp = {"content": logprobs["content"][i:i + 1], "refusal": None} if logprobs else None
+            lp: OpenAILogprobs | None = {"content": logprobs["content"][i:i + 1], "refusal": None} if logprobs else None
             frames.append(chunk({"content": piece}, None, lp))
     else:
         frames += [chunk({"content": t}, None) for t in tokens]
@@ -215,7 +239,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     if isinstance(body, web.Response):
         return body
     prompt_field = body.get("prompt", "")
-    prompt = "\n".join(prompt_field) if isinstance(prompt_field, list) else str(prompt_field)
+    prompt = "\n".join(map(str, prompt_field)) if isinstance(prompt_field, list) else str(prompt_field)
     try:
         tokens, finish = _plan(request, body, prompt)
     except BadRequest as exc:
@@ -223,7 +247,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
     too_long = refusal(state_of(request).opts, count_tokens(prompt), body.get("max_tokens"))
     if too_long is not None:
         return too_long
-    model, created, cid = body["model"], int(time.time()), _id("cmpl", prompt)
+    model, created, cid = str(body["model"]), int(time.time()), _id("cmpl", prompt)
     usage = _usage(prompt, len(tokens))
     fmt = _format_of(body)
     if fmt is not None:  # llama.cpp and vLLM take response_format on completions too
@@ -254,17 +278,17 @@ async def completions(request: web.Request) -> web.StreamResponse:
     return await emitter.finish()
 
 
-def _legacy_logprobs(tokens: list[str], body: dict[str, Any]) -> dict[str, Any] | None:
+def _legacy_logprobs(tokens: list[str], body: JsonObject) -> OpenAILogprobs | None:
     if body.get("logprobs") is None:
         return None
-    items = logprobs_of(tokens, max(1, int(body["logprobs"])))
+    items = logprobs_of(tokens, max(1, _count(body["logprobs"], 1)))
     offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
     return {"tokens": tokens, "token_logprobs": [i["logprob"] for i in items],
             "top_logprobs": [{t["token"]: t["logprob"] for t in i["top_logprobs"]} for i in items],
             "text_offset": offsets}
 
 
-def _encode(vector: list[float], encoding_format: Any) -> list[float] | str:
+def _encode(vector: list[float], encoding_format: JsonValue) -> list[float] | str:
     if encoding_format == "base64":  # little-endian float32, as the openai client decodes it
         return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
     return vector
@@ -281,7 +305,8 @@ async def embeddings(request: web.Request) -> web.StreamResponse:
         inputs = [x if isinstance(x, str) else json.dumps(x) for x in raw]
     else:
         return openai_error(400, "'input' must be a string or a non-empty list", "invalid_request_error")
-    dim = body.get("dimensions") or state_of(request).opts.embedding_dim
+    asked_dim = body.get("dimensions")
+    dim = asked_dim if isinstance(asked_dim, int) and asked_dim else state_of(request).opts.embedding_dim
     data = [{"object": "embedding", "index": i, "embedding": _encode(embed(text, dim), body.get("encoding_format"))}
             for i, text in enumerate(inputs)]
     prompt_tokens = sum(count_tokens(t) for t in inputs)

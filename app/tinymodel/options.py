@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Literal
+
+from app.services.json_types import JsonObject
 
 ApiKind = Literal["openai", "ollama", "both"]
 FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
-                   "no_terminator"]
+                   "no_terminator", "not_an_object"]
 
 API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
 FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
-                                      "no_terminator")
+                                      "no_terminator", "not_an_object")
 
 
 @dataclass
@@ -48,7 +50,7 @@ class TinyModelOptions:
     too_long_style: str = "llamacpp"  # llamacpp | vllm | tgi | ollama
     owned_by: str = "tinymodel"  # what /v1/models says of each model ("vllm" as vLLM's server does)
 
-    def update(self, changes: dict[str, Any]) -> None:
+    def update(self, changes: JsonObject) -> None:
         """Apply a JSON subset of options, validating names and the enum-like values."""
         known = {f.name for f in fields(self)}
         unknown = set(changes) - known
@@ -65,5 +67,5 @@ class TinyModelOptions:
         for key, value in changes.items():
             setattr(self, key, value)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {f.name: getattr(self, f.name) for f in fields(self)}

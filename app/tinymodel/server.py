@@ -60,6 +60,8 @@ async def _tiny_middleware(request: web.Request, handler: Handler) -> web.Stream
                 await asyncio.wait_for(state.closing.wait(), opts.first_byte_delay_s)
         if opts.fail_mode == "500":
             return _error(family, 500, "tiny model: injected internal error", "server_error")
+        if opts.fail_mode == "not_an_object":  # valid JSON, but no object: an engine that broke its API
+            return web.json_response(["tiny model: an answer that is no JSON object"])
         if opts.fail_mode == "hang":
             # aiohttp cancels this handler when the client disconnects (handler_cancellation=True).
             await state.closing.wait()

@@ -5,10 +5,9 @@ window is refused in the style of ``too_long_style``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
+from app.services.json_types import JsonObject
 from app.tinymodel.options import TinyModelOptions
 from app.tinymodel.wire import STATE_KEY
 
@@ -28,7 +27,7 @@ async def props(request: web.Request) -> web.Response:
     opts: TinyModelOptions = request.app[STATE_KEY].opts
     if not (opts.window_in_props or opts.llama_props):
         return web.json_response({"error": {"message": "File Not Found", "type": "not_found_error"}}, status=404)
-    answer: dict[str, Any] = {"default_generation_settings": {"n_ctx": opts.context_window or DEFAULT_WINDOW},
+    answer: JsonObject = {"default_generation_settings": {"n_ctx": opts.context_window or DEFAULT_WINDOW},
                               "total_slots": 1, "model_path": f"/models/{opts.models[0]}.gguf"}
     if opts.llama_props:
         answer |= {"modalities": {"vision": True},
@@ -36,7 +35,7 @@ async def props(request: web.Request) -> web.Response:
     return web.json_response(answer)
 
 
-def refusal(opts: TinyModelOptions, prompt_tokens: int, asked: Any) -> web.Response | None:
+def refusal(opts: TinyModelOptions, prompt_tokens: int, asked: object) -> web.Response | None:
     window = opts.context_window
     answer = asked if isinstance(asked, int) and asked > 0 else 0
     if window is None or prompt_tokens + answer <= window:

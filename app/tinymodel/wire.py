@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiohttp import web
 
+from app.services.json_types import JsonObject
 from app.tinymodel.options import TinyModelOptions
 
 
@@ -19,11 +19,11 @@ class TinyState:
     in_flight: int = 0
     inferences: int = 0
     last_headers: dict[str, str] = field(default_factory=dict)
-    last_body: dict[str, Any] = field(default_factory=dict)
+    last_body: JsonObject = field(default_factory=dict)
     # Set when the server shuts down so "hang" handlers end instead of holding shutdown.
     closing: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def record_inference(self, request: web.Request, body: dict[str, Any]) -> None:
+    def record_inference(self, request: web.Request, body: JsonObject) -> None:
         if "X-Pairwise-Probe" in request.headers:
             return  # the node's own look at what the engine does (an embeddings probe), not a caller's work
         self.inferences += 1  # unlike `requests`, model-list refreshes do not count
@@ -42,7 +42,7 @@ class BadRequest(Exception):
     """Raised for malformed or semantically invalid request bodies; routes map it to 400."""
 
 
-async def read_json(request: web.Request) -> dict[str, Any]:
+async def read_json(request: web.Request) -> JsonObject:
     raw = await request.read()
     try:
         body = json.loads(raw or b"{}")
@@ -53,7 +53,7 @@ async def read_json(request: web.Request) -> dict[str, Any]:
     return body
 
 
-def resolve_model(name: Any, models: list[str]) -> str | None:
+def resolve_model(name: object, models: list[str]) -> str | None:
     """Match a requested model name the way Ollama does: a missing tag means ':latest'."""
     if not isinstance(name, str) or not name:
         return None
@@ -132,7 +132,7 @@ class Emitter:
         return self.response
 
 
-async def json_reply(request: web.Request, payload: Any, status: int = 200) -> web.StreamResponse:
+async def json_reply(request: web.Request, payload: object, status: int = 200) -> web.StreamResponse:
     """A JSON response; under the "cut" fault, half the body is sent before the connection drops."""
     body = json.dumps(payload).encode()
     if state_of(request).opts.fail_mode != "cut" or status != 200:

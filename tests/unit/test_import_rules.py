@@ -22,7 +22,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
               "app.services.outbound", "app.services.listener_budget", "app.services.guard",
               "app.services.text_safety", "app.services.redaction", "app.services.eventloop", "app.services.node_ids",
-              "app.services.upstream_facts")),
+              "app.services.upstream_facts", "app.services.json_types")),
     ("firstrun", ("app.services.firstrun",)),
     ("translate", ("app.services.translate",)),
     ("jobs", ("app.services.jobs",)),

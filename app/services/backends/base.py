@@ -14,7 +14,7 @@ slots (``upstream.slot()``), never counted by hand.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from app.services.backends.windows import context_length_of
 from app.services.errors import UpstreamError
 from app.services.jobs.requester import Requester
+from app.services.json_types import JsonObject
 from app.services.secrets import redact
 from app.services.translate.shapes import Api, Operation, canonical_model
 from app.services.upstream_facts import UpstreamFacts, UpstreamKind
@@ -48,7 +49,7 @@ class Caller:
 class UpstreamRequest:
     api: Api  # the API this upstream is spoken to in
     operation: Operation
-    body: dict[str, Any]
+    body: dict[str, Any]  # the rented upstream edits it as a dict of its own (rented/upstream.py)
     stream: bool
     client_api: Api
     requester: str = ""  # the caller's app hint (User-Agent)
@@ -84,7 +85,7 @@ class Opened:
     content_type: str
     first_chunk: bytes
     rest: AsyncIterator[bytes]
-    closer: Any
+    closer: Callable[[], Awaitable[object]]
     headers: dict[str, str] = field(default_factory=dict)
     serving_node: str = ""
     serving_node_id: str = ""
@@ -100,7 +101,7 @@ class ModelEntry:
     """A model as one upstream serves it."""
 
     name: str  # as the upstream names it
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JsonObject = field(default_factory=dict)
 
     @property
     def canonical(self) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
 
 import httpx
 
@@ -23,6 +22,7 @@ from app.services.backends.windows import (
     positive_int,
 )
 from app.services.errors import UpstreamError
+from app.services.json_types import JsonObject
 from app.services.outbound import make_client, outbound_ssl_context
 from app.services.translate.shapes import PATHS, Api
 from app.services.upstream_facts import EngineFacts
@@ -82,6 +82,8 @@ class EngineUpstream(Upstream):
             if response.status_code != 200:
                 raise UpstreamError(f"engine {self.name} answered {response.status_code}: {error_text(response.content)}")
             data = response.json()
+            if not isinstance(data, dict):
+                raise UpstreamError(f"engine {self.name} answered a model list that is not a JSON object")
         except (httpx.HTTPError, ValueError, UpstreamError) as exc:
             self.last_error = str(exc) if isinstance(exc, UpstreamError) else f"engine {self.name} unreachable: {exc}"
             self.models_fetched_at = time.monotonic()
@@ -100,8 +102,9 @@ class EngineUpstream(Upstream):
         Any failure leaves the window unknown: the model list is what matters."""
         if self.decl.api == "ollama":
             loaded = await self._get_json("/api/ps")
+            listed = (loaded or {}).get("models")
             running = {str(m.get("name") or m.get("model")): positive_int(m.get("context_length"))
-                       for m in (loaded or {}).get("models") or [] if isinstance(m, dict)}
+                       for m in (listed if isinstance(listed, list) else []) if isinstance(m, dict)}
             unseen = [e.name for e in models if e.name not in self._shown]
             for name, shown in zip(unseen, await asyncio.gather(*(self.show(n) for n in unseen)), strict=True):
                 self._shown[name] = ollama_show_window(shown) if shown else (None, None)
@@ -120,7 +123,7 @@ class EngineUpstream(Upstream):
         for entry in models if window else []:
             entry.details["context_length"] = window
 
-    async def _get_json(self, path: str) -> dict[str, Any] | None:
+    async def _get_json(self, path: str) -> JsonObject | None:
         try:
             response = await self._client.get(self.decl.url + path, headers=self._headers, timeout=5.0)
             answer = response.json() if response.status_code == 200 else None
@@ -128,7 +131,7 @@ class EngineUpstream(Upstream):
             return None
         return answer if isinstance(answer, dict) else None
 
-    async def show(self, model: str) -> dict[str, Any] | None:
+    async def show(self, model: str) -> JsonObject | None:
         """An Ollama-API engine's own /api/show answer for a model (None for OpenAI-API engines)."""
         if self.decl.api != "ollama":
             return None
@@ -174,16 +177,20 @@ class EngineUpstream(Upstream):
             await self._splice.aclose()
 
 
-def parse_model_list(api: Api, data: Any) -> list[ModelEntry]:
+def parse_model_list(api: Api, data: JsonObject) -> list[ModelEntry]:
+    """The models of an engine's list; an entry that is no object, or has no name, is none."""
     entries: list[ModelEntry] = []
-    if api == "ollama":
-        for item in data.get("models") or []:
+    listed = data.get("models" if api == "ollama" else "data") or []
+    for item in listed if isinstance(listed, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if api == "ollama":
             name = item.get("name") or item.get("model")
-            if name:
+            if isinstance(name, str) and name:
                 entries.append(ModelEntry(name, {k: v for k, v in item.items() if k not in ("name", "model")}))
-    else:
-        for item in data.get("data") or []:
-            if item.get("id"):
+        else:
+            model_id = item.get("id")
+            if isinstance(model_id, str) and model_id:
                 # Everything the engine says of its model (llama.cpp's meta, vLLM's max_model_len...).
-                entries.append(ModelEntry(item["id"], {k: v for k, v in item.items() if k != "id"}))
+                entries.append(ModelEntry(model_id, {k: v for k, v in item.items() if k != "id"}))
     return entries

@@ -16,18 +16,18 @@ listings tell the truth through every hop (peers get them with the inventory):
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 
 from app.services.backends.base import ModelEntry
+from app.services.json_types import JsonArray, JsonObject
 from app.services.translate.shapes import Api
 
-Shows = dict[tuple[str, str], dict[str, Any]]
+Shows = dict[tuple[str, str], JsonObject]
 
 
 async def _json(client: httpx.AsyncClient, method: str, url: str, headers: dict[str, str],
-                body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+                body: JsonObject | None = None) -> JsonObject | None:
     try:
         response = await client.request(method, url, headers=headers, json=body, timeout=10.0)
         answer = response.json() if response.status_code == 200 else None
@@ -36,12 +36,12 @@ async def _json(client: httpx.AsyncClient, method: str, url: str, headers: dict[
     return answer if isinstance(answer, dict) else None
 
 
-def trimmed_show(answer: dict[str, Any]) -> dict[str, Any]:
+def trimmed_show(answer: JsonObject) -> JsonObject:
     return {k: v for k, v in answer.items() if k not in ("license", "modelfile", "tensors")}
 
 
-def props_capabilities(props: dict[str, Any]) -> list[str]:
-    caps = ["completion"]
+def props_capabilities(props: JsonObject) -> JsonArray:
+    caps: JsonArray = ["completion"]
     template_caps = props.get("chat_template_caps") or {}
     if isinstance(template_caps, dict) and template_caps.get("supports_tools"):
         caps.append("tools")
@@ -80,7 +80,8 @@ async def add_engine_facts(client: httpx.AsyncClient, url: str, headers: dict[st
                            models: list[ModelEntry], shows: Shows, embeds: dict[str, bool]) -> None:
     if api == "ollama":
         ps = await _json(client, "GET", url + "/api/ps", headers)
-        loaded = {row.get("name") or row.get("model"): row for row in (ps or {}).get("models") or []
+        listed = (ps or {}).get("models")
+        loaded = {row.get("name") or row.get("model"): row for row in (listed if isinstance(listed, list) else [])
                   if isinstance(row, dict)}
         for entry in models:
             key = (entry.name, str(entry.details.get("digest") or ""))

@@ -4,7 +4,7 @@ keyring, live upstreams in the registry, model lists kept fresh."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Mapping
 
 from pydantic import ValidationError
 
@@ -24,7 +24,7 @@ def engine_secret_key(name: str) -> str:
     return f"engine:{name}"
 
 
-def validate_engine(data: dict[str, Any]) -> EngineDecl:
+def validate_engine(data: Mapping[str, object]) -> EngineDecl:
     try:
         return EngineDecl.model_validate(data)
     except ValidationError as exc:
@@ -32,7 +32,7 @@ def validate_engine(data: dict[str, Any]) -> EngineDecl:
         raise ConfigError(f"invalid engine: {problems}") from exc
 
 
-def add_engine_offline(store: SettingsStore, secrets: SecretStore, data: dict[str, Any], token: str | None) -> EngineDecl:
+def add_engine_offline(store: SettingsStore, secrets: SecretStore, data: Mapping[str, object], token: str | None) -> EngineDecl:
     """Add an engine to a node that is not running (the settings file and keyring only)."""
     settings = store.load()
     decl = _prepare(settings, data, token)
@@ -54,7 +54,7 @@ def _save_with_token(store: SettingsStore, settings: NodeSettings, decl: EngineD
         raise
 
 
-def _prepare(settings: NodeSettings, data: dict[str, Any], token: str | None) -> EngineDecl:
+def _prepare(settings: NodeSettings, data: Mapping[str, object], token: str | None) -> EngineDecl:
     decl = validate_engine({**data, "has_credential": bool(token)})
     if settings.engine(decl.name):
         raise ConfigError(f"an engine named {decl.name!r} already exists; remove it first")
@@ -111,7 +111,7 @@ class EngineManager:
             self._refreshing = asyncio.ensure_future(self.refresh_all())
         await asyncio.shield(self._refreshing)
 
-    async def add(self, data: dict[str, Any], token: str | None) -> EngineFacts:
+    async def add(self, data: Mapping[str, object], token: str | None) -> EngineFacts:
         decl = _prepare(self.settings, data, token)
         _save_with_token(self.store, self.settings, decl, self.secrets, token)
         upstream = self._make(decl)

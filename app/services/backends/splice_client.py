@@ -22,8 +22,7 @@ import asyncio
 import json
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened, SpliceSink
@@ -293,7 +292,7 @@ class SpliceClient:
             raise UpstreamError(f"{label} could not be reached: no connection within {self._connect_timeout_s:g} s") from exc
         return conn
 
-    async def open(self, url: str, *, json_body: dict[str, Any], headers: dict[str, str],
+    async def open(self, url: str, *, json_body: Mapping[str, object], headers: dict[str, str],
                    first_byte_timeout_s: float, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, label: str,
                    retry_statuses: frozenset[int] = FAILOVER_STATUSES) -> Opened:
         """POST ``json_body`` and return once the first chunk has arrived (``Opened.splice`` set)."""

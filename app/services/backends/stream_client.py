@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import aiohttp
+from aiohttp import ClientRequest
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.tracing import Trace
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened
 from app.services.backends.http_open import FAILOVER_STATUSES, error_text
@@ -40,11 +42,13 @@ class _PacedConnector(aiohttp.TCPConnector):
     """A connector that opens at most ``opening`` connections at once (connects and TLS handshakes);
     the connections it holds open are limited by ``limit`` alone."""
 
-    def __init__(self, *, opening: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, opening: int, ssl: ssl.SSLContext, limit: int, limit_per_host: int,
+                 keepalive_timeout: float = KEEPALIVE_S) -> None:
+        super().__init__(ssl=ssl, limit=limit, limit_per_host=limit_per_host, keepalive_timeout=keepalive_timeout)
         self._opening = asyncio.Semaphore(opening)
 
-    async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:  # noqa: ASYNC109 - aiohttp's own signature
+    async def _create_connection(self, req: ClientRequest, traces: list[Trace],
+                                 timeout: aiohttp.ClientTimeout) -> ResponseHandler:  # noqa: ASYNC109 - aiohttp's own signature
         async with self._opening:
             return await super()._create_connection(req, traces, timeout)
 
@@ -90,7 +94,7 @@ class StreamClient:
         """The pool's connector, made now if need be (a warm pool opens connections ahead of requests)."""
         return self._session_now().connector
 
-    async def open(self, url: str, *, json_body: dict[str, Any], headers: dict[str, str],
+    async def open(self, url: str, *, json_body: Mapping[str, object], headers: dict[str, str],
                    first_byte_timeout_s: float, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, label: str,
                    retry_statuses: frozenset[int] = FAILOVER_STATUSES,
                    server_hostname: str | None = None) -> Opened:

@@ -11,7 +11,8 @@ providers per provider (``context_length``). Whatever was learnt goes into the m
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from app.services.json_types import JsonObject
 
 # Where OpenAI-compatible servers say how long a context their model takes, best first.
 CONTEXT_KEYS = ("context_length", "max_model_len", "n_ctx", "max_context_length")
@@ -24,7 +25,7 @@ def positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def context_length_of(details: dict[str, Any]) -> int | None:
+def context_length_of(details: JsonObject) -> int | None:
     """The context window an upstream says its model has, if it says."""
     for source in (details, details.get("meta") or {}):
         if not isinstance(source, dict):
@@ -41,17 +42,17 @@ def context_length_of(details: dict[str, Any]) -> int | None:
     return min(windows) if windows else None
 
 
-def ollama_show_window(show: dict[str, Any]) -> tuple[int | None, int | None]:
+def ollama_show_window(show: JsonObject) -> tuple[int | None, int | None]:
     """From an Ollama ``/api/show`` answer: (the model file's num_ctx, the model's trained length)."""
     parameters = show.get("parameters")
     match = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
     raw_info = show.get("model_info")
-    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+    info: JsonObject = raw_info if isinstance(raw_info, dict) else {}
     trained = next((positive_int(v) for k, v in info.items() if _TRAINED.match(k) and positive_int(v)), None)
     return (int(match.group(1)) if match else None), trained
 
 
-def llama_props_window(props: Any) -> int | None:
+def llama_props_window(props: JsonObject | None) -> int | None:
     """llama.cpp's ``/props``: the context a slot holds (``default_generation_settings.n_ctx``)."""
     if not isinstance(props, dict):
         return None

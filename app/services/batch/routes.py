@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import BodyPartReader, web
 
@@ -90,7 +89,7 @@ def door_routes(node: BatchNode, service: BatchService) -> list[DoorRoute]:
         except BodyError as exc:
             return shaped_error("openai", exc.status, exc.message)
         caller = caller_for(node, request)
-        record: Any = request.get(KEY)
+        record: object = request.get(KEY)
         key_models = list(record.models) if isinstance(record, KeyRecord) else []
         batch = service.create(input_file_id=data.get("input_file_id"), endpoint=data.get("endpoint"),
                                completion_window=data.get("completion_window", "24h"), metadata=data.get("metadata"),

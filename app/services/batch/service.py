@@ -135,7 +135,7 @@ class BatchService:
 
     # -- batches ---------------------------------------------------------------------------------------------
 
-    def create(self, *, input_file_id: Any, endpoint: Any, completion_window: Any = DEFAULT_WINDOW,
+    def create(self, *, input_file_id: object, endpoint: object, completion_window: object = DEFAULT_WINDOW,
                metadata: object = None, requester: Requester, allow_off_lan: bool = True,
                off_lan_rule: str = "setting off_lan: deny", key_models: list[str] | None = None,
                rented_window: str | None = None) -> BatchObject:

@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -118,12 +118,13 @@ class BatchStore:
 
     # -- batches ---------------------------------------------------------------------------------------------
 
-    def add_batch(self, batch_id: str, created_at: int, status: str, record: dict[str, Any],
-                  internal: dict[str, Any]) -> None:
+    def add_batch(self, batch_id: str, created_at: int, status: str, record: Mapping[str, object],
+                  internal: Mapping[str, object]) -> None:
         self._db.execute("INSERT INTO batches(id, created_at, status, record, internal) VALUES (?,?,?,?,?)",
                          (batch_id, created_at, status, json.dumps(record), json.dumps(internal)))
 
-    def save_batch(self, batch_id: str, status: str, record: dict[str, Any], internal: dict[str, Any]) -> None:
+    def save_batch(self, batch_id: str, status: str, record: Mapping[str, object],
+                   internal: Mapping[str, object]) -> None:
         self._db.execute("UPDATE batches SET status=?, record=?, internal=? WHERE id=?",
                          (status, json.dumps(record), json.dumps(internal), batch_id))
 
@@ -148,7 +149,7 @@ class BatchStore:
     # -- lines -----------------------------------------------------------------------------------------------
 
     def add_lines(self, batch_id: str, lines: list[Request | BadLine], bad: list[OutputLine],
-                  status: str, record: dict[str, Any], internal: dict[str, Any]) -> None:
+                  status: str, record: Mapping[str, object], internal: Mapping[str, object]) -> None:
         """Every line of a validated batch and the batch's next state, in one transaction (a batch
         validated twice, after a crash, keeps the rows of the first time)."""
         bad_by_index = dict(zip([b.index for b in lines if isinstance(b, BadLine)], bad, strict=True))

@@ -5,7 +5,7 @@ each other."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from app.home import Home
@@ -59,4 +59,4 @@ class ClusterNode(RelayNode, ReplicaNode, Protocol):
     listener_sites: list[BudgetedSite]
     hardware: HardwareFacts | None
 
-    def write_runtime(self, **extra: Any) -> None: ...
+    def write_runtime(self, **extra: object) -> None: ...

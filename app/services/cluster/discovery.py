@@ -13,8 +13,7 @@ import asyncio
 import ipaddress
 import logging
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from zeroconf import IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
@@ -113,7 +112,7 @@ class Discovery:
         self._zc = self._browser = None
 
 
-def decode_properties(properties: dict[Any, Any]) -> dict[str, str]:
+def decode_properties(properties: Mapping[bytes, bytes | None]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in properties.items():
         k = key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key)

@@ -13,11 +13,12 @@ rest: that is how the least-loaded owner in the cluster wins.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Upstream
 from app.services.cluster.warm_pool import SERVER_KEEPALIVE_S
 from app.services.guard import collect
+from app.services.json_types import JsonArray, JsonObject
 from app.services.platform.hardware import HardwareFacts, os_description
 from app.services.routing.names import MAX_GROUP, ModelNames
 
@@ -46,7 +47,7 @@ def shareable_upstreams(node: FactsNode) -> list[Upstream]:
     return [u for u in node.registry.all(local_only=True) if is_shareable(u)]
 
 
-def clean_details(details: dict[str, Any]) -> dict[str, Any]:
+def clean_details(details: JsonObject) -> JsonObject:
     out = {k: details[k] for k in DETAIL_KEYS if k in details and k != "details"}
     inner = details.get("details")
     if isinstance(inner, dict):
@@ -71,7 +72,7 @@ class LoadBook:
             self.by_origin.pop(origin_id, None)
 
 
-def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
+def load_doc(upstreams: list[Upstream], book: LoadBook) -> JsonObject:
     timeouts = [u.first_byte_timeout_s for u in upstreams]
     idle = [u.idle_timeout_s for u in upstreams]
     return {
@@ -85,35 +86,42 @@ def load_doc(upstreams: list[Upstream], book: LoadBook) -> dict[str, Any]:
     }
 
 
-def inventory_doc(node: FactsNode, book: LoadBook) -> dict[str, Any]:
-    """Models peers may route here (each once, by the first owner's name) and load.
-
-    ``lan`` says whether a LAN engine here serves the model. A model only a shared rented node
-    serves is not LAN capacity: peers route it as that rented node, under its policy."""
+def inventory_doc(node: FactsNode, book: LoadBook) -> JsonObject:
+    """Models peers may route here (each once, by the first owner's name) and load."""
     upstreams = shareable_upstreams(node)
-    seen: dict[str, dict[str, Any]] = {}
+    return {"id": node.node_id, "name": node.name, "models": [*model_rows(node, upstreams)],
+            "load": load_doc(upstreams, book)}
+
+
+def model_rows(node: FactsNode, upstreams: list[Upstream]) -> list[JsonObject]:
+    """Each model once, by the first owner's name. ``lan`` says whether a LAN engine here serves the
+    model. A model only a shared rented node serves is not LAN capacity: peers route it as that
+    rented node, under its policy."""
+    seen: dict[str, JsonObject] = {}
     for upstream in upstreams:
         for entry in upstream.models():
             row = seen.setdefault(entry.canonical, {"name": entry.name, "details": clean_details(entry.details),
                                                     "lan": False})
             row["lan"] = row["lan"] or upstream.kind == "engine"
             add_names_and_window(row, upstreams, entry.canonical, node.registry.names)
-    return {"id": node.node_id, "name": node.name, "models": list(seen.values()), "load": load_doc(upstreams, book)}
+    return list(seen.values())
 
 
-def add_names_and_window(row: dict[str, Any], upstreams: list[Upstream], canonical: str,
+def add_names_and_window(row: JsonObject, upstreams: list[Upstream], canonical: str,
                          names: ModelNames | None) -> None:
     """The other names this node's user gave the model (``names``: peers route them here as the model),
     and the largest window among its copies here under any of them (``details.context_length``: this
     node picks the copy that holds a request)."""
     if names is not None:
-        row["names"] = [n for n in names.names_of(canonical) if n != canonical][:MAX_GROUP]
+        others: JsonArray = [n for n in names.names_of(canonical) if n != canonical]
+        row["names"] = others[:MAX_GROUP]
     windows = [w for u in upstreams if u.upstream_model(canonical) is not None and (w := u.window(canonical))]
-    if windows:
-        row["details"]["context_length"] = max(windows)
+    details = row["details"]
+    if windows and isinstance(details, dict):  # inventory_doc's own object
+        details["context_length"] = max(windows)
 
 
-def shared_engines(node: FactsNode) -> list[dict[str, Any]]:
+def shared_engines(node: FactsNode) -> list[JsonObject]:
     return [
         {"name": u.name, "api": u.decl.api, "models": [m.name for m in u.models()], "in_flight": u.in_flight,
          "windows": {m.name: u.window(m.canonical) for m in u.models()},
@@ -122,8 +130,10 @@ def shared_engines(node: FactsNode) -> list[dict[str, Any]]:
     ]
 
 
-def facts_doc(node: FactsNode, book: LoadBook, hardware: HardwareFacts) -> dict[str, Any]:
-    inventory = inventory_doc(node, book)
+def facts_doc(node: FactsNode, book: LoadBook, hardware: HardwareFacts) -> dict[str, object]:
+    """What a peer shows of this node (``pairwise nodes``); sent as JSON, never read back here."""
+    upstreams = shareable_upstreams(node)
+    load = load_doc(upstreams, book)
     # One broken provider must not hide the node from its peers.
     shared = collect(node.shared_fact_providers, "a shared fact provider", log)
     return {
@@ -132,8 +142,8 @@ def facts_doc(node: FactsNode, book: LoadBook, hardware: HardwareFacts) -> dict[
         "os": os_description(),
         "hardware": hardware,
         "engines": shared_engines(node),
-        "models": sorted(m["name"] for m in inventory["models"]),
-        "in_flight": inventory["load"]["in_flight"],
-        "load": inventory["load"],
+        "models": sorted(str(m["name"]) for m in model_rows(node, upstreams)),
+        "in_flight": load["in_flight"],
+        "load": load,
         "shared_nodes": shared,
     }

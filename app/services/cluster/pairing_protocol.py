@@ -56,7 +56,7 @@ import ssl
 import struct
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
@@ -64,6 +64,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 from app.services.cluster.identity import NodeIdentity, fingerprint_of_der, peer_hostname
 from app.services.cluster.trust import TrustStoreError, check_cert_for_node
 from app.services.errors import PairwiseError
+from app.services.json_types import JsonObject
 
 PROTO = "pairwise-pair/1"
 MAX_FRAME = 64 * 1024
@@ -165,11 +166,11 @@ ERRORS_BY_CODE: dict[str, type[PairingError]] = {
 }
 
 
-def error_frame(error: PairingError) -> dict[str, Any]:
+def error_frame(error: PairingError) -> JsonObject:
     return {"type": "error", "code": error.code, "message": error.message}
 
 
-def error_from_frame(frame: dict[str, Any]) -> PairingError:
+def error_from_frame(frame: JsonObject) -> PairingError:
     cls = ERRORS_BY_CODE.get(str(frame.get("code")), PairingError)
     message = frame.get("message")
     return cls(str(message)[:300] if isinstance(message, str) and message else None)
@@ -186,13 +187,13 @@ def normalize_pin(pin: str) -> str:
 # -- frames -----------------------------------------------------------------
 
 
-async def write_frame(writer: asyncio.StreamWriter, frame: dict[str, Any]) -> None:
+async def write_frame(writer: asyncio.StreamWriter, frame: JsonObject) -> None:
     data = json.dumps(frame, separators=(",", ":")).encode("utf-8")
     writer.write(struct.pack(">I", len(data)) + data)
     await writer.drain()
 
 
-async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
+async def read_frame(reader: asyncio.StreamReader) -> JsonObject:
     """Read one frame; an error frame is raised as its ``PairingError``."""
     try:
         (length,) = struct.unpack(">I", await reader.readexactly(4))
@@ -210,7 +211,7 @@ async def read_frame(reader: asyncio.StreamReader) -> dict[str, Any]:
     return frame
 
 
-def expect(frame: dict[str, Any], kind: str) -> dict[str, Any]:
+def expect(frame: JsonObject, kind: str) -> JsonObject:
     if frame.get("type") != kind:
         raise PairingProtocolError(f"expected a {kind} frame, got {str(frame.get('type'))[:40]!r}")
     return frame
@@ -226,7 +227,7 @@ class Hello:
     cert_pem: str
     fingerprint: str
 
-    def frame(self) -> dict[str, Any]:
+    def frame(self) -> JsonObject:
         return {
             "type": "hello",
             "proto": PROTO,
@@ -240,7 +241,7 @@ class Hello:
         return cls(identity.node_id, identity.name, identity.cert_pem, identity.fingerprint)
 
     @classmethod
-    def parse(cls, frame: dict[str, Any]) -> Hello:
+    def parse(cls, frame: JsonObject) -> Hello:
         expect(frame, "hello")
         if frame.get("proto") != PROTO:
             raise PairingProtocolError(f"unsupported pairing protocol {str(frame.get('proto'))[:40]!r}")
@@ -288,7 +289,7 @@ async def upgrade(
     return seen
 
 
-def parse_spake(frame: dict[str, Any]) -> tuple[bytes, str | None]:
+def parse_spake(frame: JsonObject) -> tuple[bytes, str | None]:
     expect(frame, "spake")
     try:
         msg = base64.b64decode(str(frame["msg"]), validate=True)
@@ -307,7 +308,13 @@ def b64(data: bytes) -> str:
 # -- key confirmation -------------------------------------------------------
 
 
-def finish_spake(spake: Any, their_msg: bytes) -> bytes:
+class SpakeSide(Protocol):
+    """A SPAKE2 side of the ``spake2`` package (it ships no types): what ``finish_spake`` calls."""
+
+    def finish(self, inbound_message: bytes) -> bytes: ...
+
+
+def finish_spake(spake: SpakeSide, their_msg: bytes) -> bytes:
     """The SPAKE2 shared key; a malformed message is a protocol error, not a guess."""
     from spake2 import SPAKEError  # loaded already: ``spake`` is one of its objects
 
@@ -334,7 +341,7 @@ class Side:
 
 
 def transcript(joiner: Side, inviter: Side) -> bytes:
-    def side(s: Side) -> dict[str, Any]:
+    def side(s: Side) -> JsonObject:
         return {
             "node_id": s.node_id,
             "name": s.name,
@@ -353,7 +360,7 @@ def confirmation(key: bytes, role: str, transcript_hash: bytes) -> str:
     return hmac.new(mac_key, transcript_hash, hashlib.sha256).hexdigest()
 
 
-def confirmation_ok(expected: str, frame: dict[str, Any]) -> bool:
+def confirmation_ok(expected: str, frame: JsonObject) -> bool:
     mac = expect(frame, "confirm").get("mac")
     return isinstance(mac, str) and hmac.compare_digest(
         expected.encode("ascii"), mac.encode("ascii", "replace")

@@ -16,7 +16,6 @@ changed (it combines the port with the address it sees the request come from).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 
@@ -28,6 +27,7 @@ from app.services.cluster.tls import client_context, resuming_client_context
 from app.services.cluster.trust import PeerPin
 from app.services.cluster.warm_pool import WarmPool
 from app.services.errors import PairwiseError, UpstreamError
+from app.services.json_types import JsonObject, JsonValue
 from app.services.text_safety import printable
 
 API_PREFIX = "/cluster/v1"
@@ -82,11 +82,11 @@ class PeerClient:
             raise PeerError(f"no address is known for {self.label}; add one with 'pairwise peers add HOST:PORT'")
         return chosen
 
-    def _extensions(self) -> dict[str, Any]:
+    def _extensions(self) -> JsonObject:
         return {"sni_hostname": self.hostname}
 
-    async def call(self, method: str, path: str, body: Any = None, *, timeout_s: float = 10.0,
-                   address: str | None = None) -> Any:
+    async def call(self, method: str, path: str, body: JsonValue = None, *, timeout_s: float = 10.0,
+                   address: str | None = None) -> JsonValue:
         """A small JSON call; any failure is a ``PeerError`` naming the peer and the reason."""
         url = url_for(self._address(address), path)
         try:
@@ -108,7 +108,7 @@ class PeerClient:
         except (ValueError, RecursionError) as exc:
             raise PeerError(f"{self.label} answered {path} with invalid JSON") from exc
 
-    async def open_relay(self, body: dict[str, Any], headers: dict[str, str], first_byte_timeout_s: float,
+    async def open_relay(self, body: JsonObject, headers: dict[str, str], first_byte_timeout_s: float,
                          idle_timeout_s: float) -> Opened:
         """POST a request to the peer's relay; the first chunk is read before returning."""
         if self.pool.dropped:

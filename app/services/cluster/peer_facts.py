@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from app.services.backends.base import ModelEntry
 from app.services.cluster.facts import clean_details
+from app.services.json_types import JsonArray, JsonObject, JsonValue
 from app.services.routing.names import MAX_GROUP
 from app.services.text_safety import printable
 from app.services.translate.shapes import canonical_model
@@ -62,10 +62,10 @@ def number(value: object) -> float | None:
     return max(0.0, min(float(value), 1e9))
 
 
-def _details(value: object) -> dict[str, Any]:
+def _details(value: object) -> JsonObject:
     if not isinstance(value, dict):
         return {}
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for key, item in clean_details(value).items():
         if key == "details" and isinstance(item, dict):
             inner = {k: _detail_value(v) for k, v in item.items()}
@@ -77,7 +77,7 @@ def _details(value: object) -> dict[str, Any]:
     return out
 
 
-def _show_value(value: object, depth: int) -> Any:
+def _show_value(value: object, depth: int) -> JsonValue:
     """An engine's /api/show answer as a peer sent it: plain JSON, bounded in text, keys and depth."""
     if isinstance(value, str):
         return printable(value, MAX_SHOW_TEXT) if "\n" not in value else value[:MAX_SHOW_TEXT]
@@ -95,7 +95,7 @@ def _show_value(value: object, depth: int) -> Any:
     return None
 
 
-def _detail_value(value: object) -> Any:
+def _detail_value(value: object) -> JsonValue:
     if isinstance(value, str):
         return printable(value, MAX_DETAIL_TEXT)
     if isinstance(value, list):
@@ -143,14 +143,14 @@ def _aliases(entry: ModelEntry, names: object, seen: set[str]) -> list[ModelEntr
     return aliases
 
 
-def facts(doc: Mapping[str, Any]) -> dict[str, Any]:
+def facts(doc: Mapping[str, object]) -> JsonObject:
     """A peer's facts (for ``pairwise nodes``), bounded; shared rented nodes are cleaned by ``shared_node``."""
-    engines = []
+    engines: JsonArray = []
     given = doc.get("engines")
     for engine in (given if isinstance(given, list) else [])[:MAX_ENGINES]:
         if isinstance(engine, dict) and (engine_name := name(engine.get("name"))) is not None:
             engines.append({"name": engine_name, "api": name(engine.get("api"), 16),
-                            "models": _names(engine.get("models")), "in_flight": count(engine.get("in_flight")),
+                            "models": [*_names(engine.get("models"))], "in_flight": count(engine.get("in_flight")),
                             "capacity": count(engine.get("capacity"), 1, MAX_CAPACITY),
                             "ok": engine.get("ok") is True})
     hardware = doc.get("hardware")
@@ -175,8 +175,8 @@ def _names(value: object) -> list[str]:
     return out
 
 
-def shared_node(fact: Mapping[str, Any], *, sponsor: str, sponsor_id: str,
-                policy: Callable[[str], str]) -> dict[str, Any] | None:
+def shared_node(fact: Mapping[str, object], *, sponsor: str, sponsor_id: str,
+                policy: Callable[[str], str]) -> JsonObject | None:
     """A peer's shared rented node as this node routes it, or None if it has no usable id and name.
 
     ``policy`` is this node's rule for the node's id; what the sponsor claimed is kept only to be
@@ -184,14 +184,15 @@ def shared_node(fact: Mapping[str, Any], *, sponsor: str, sponsor_id: str,
     node_id, node_name = name(fact.get("id"), 128), name(fact.get("name"))
     if node_id is None or node_name is None:
         return None
-    out: dict[str, Any] = {key: name(fact.get(key), MAX_TEXT) for key in _FACT_TEXT}
+    out: JsonObject = {key: name(fact.get(key), MAX_TEXT) for key in _FACT_TEXT}
     out.update({key: fact.get(key) is True for key in _FACT_FLAGS})
     out.update({key: number(fact.get(key)) for key in _FACT_NUMBERS})
     out.update({key: count(fact.get(key), 0, MAX_CAPACITY) for key in _FACT_COUNTS})
-    out.update(id=node_id, name=node_name, kind="rented", off_lan=True, models=_names(fact.get("models")),
+    models = _names(fact.get("models"))
+    out.update(id=node_id, name=node_name, kind="rented", off_lan=True, models=[*models],
                sponsor=sponsor, sponsor_id=sponsor_id, policy=policy(node_id),
                sponsor_policy=name(fact.get("policy"), 32))
-    out["windows"] = _windows(fact.get("windows"), out["models"])
+    out["windows"] = {**_windows(fact.get("windows"), models)}
     return out
 
 

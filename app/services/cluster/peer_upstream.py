@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.cluster import peer_facts
 from app.services.cluster.facts import DEFAULT_FIRST_BYTE_S
 from app.services.cluster.peer_client import PeerClient
 from app.services.errors import UpstreamError, UpstreamTimeout
+from app.services.json_types import JsonObject
 from app.services.keys.limit_text import limit_from_peer, refusal_from_peer
 from app.services.translate.shapes import Api
 from app.services.upstream_facts import PeerFacts
@@ -54,7 +54,7 @@ class PeerUpstream(Upstream):
 
     # -- state from the peer's inventory ---------------------------------------------------------------
 
-    def update(self, inventory: dict[str, Any]) -> bool:
+    def update(self, inventory: JsonObject) -> bool:
         """Take the peer's latest inventory; returns True if its model list changed."""
         # Bounded and cleaned; rented-only models are routed through PeerRentedView, under this
         # node's policy for that rented node.
@@ -132,7 +132,7 @@ class PeerUpstream(Upstream):
                 "models": [m.name for m in self._models]}
 
 
-def _dict(value: object) -> dict[str, Any]:
+def _dict(value: object) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 

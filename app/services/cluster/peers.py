@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from app.environment import environment
 from app.home import save_private
@@ -35,6 +35,7 @@ from app.services.cluster.trust import PeerPin, TrustStore
 from app.services.errors import ConfigError
 from app.services.events import EventBus, NodeChanged, PeerJoined, PeerLeft, PeerRemoved
 from app.services.guard import FailureNotices, guarded
+from app.services.json_types import JsonObject
 
 if TYPE_CHECKING:
     from app.services.api.rows import NodeRow, RelayedRentedFact
@@ -58,7 +59,7 @@ class Peer:
     client: PeerClient
     upstream: PeerUpstream
     online: bool = False
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: JsonObject = field(default_factory=dict)
     failures: int = 0
     polls: int = 0
     last_seen: float | None = None  # wall clock of the last contact, for display
@@ -97,7 +98,7 @@ class PeerManager:
         self._manual_file = manual_file  # Home.manual_peers_file
         self.manual: list[str] = self._load_manual()
         self._running = False
-        self._closing: set[asyncio.Task[Any]] = set()
+        self._closing: set[asyncio.Task[object]] = set()
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -346,7 +347,10 @@ class PeerManager:
                 "in_flight": peer.upstream.remote_total, "last_seen": peer.last_seen,
                 "error": None if peer.online else peer.last_error,
             })
-            for shared in facts.get("shared_nodes") or []:
+            shared_nodes = facts.get("shared_nodes")
+            for shared in shared_nodes if isinstance(shared_nodes, list) else []:
+                if not isinstance(shared, dict):  # peer_facts.facts kept objects only
+                    continue
                 # Bounded and cleaned, sponsored by this peer, routed under this node's policy for it.
                 cleaned = peer_facts.shared_node(shared, sponsor=peer.name, sponsor_id=peer.node_id,
                                                  policy=self.rented_policy)

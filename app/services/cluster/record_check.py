@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Any
 
 from app.services.errors import RefusedError
 from app.services.jobs.records import Workload
+from app.services.json_types import JsonObject, JsonValue
 from app.services.text_safety import printable, scrub_for_peer
 
 TEXT_LIMIT = 200
@@ -36,7 +36,7 @@ def _text(name: str, value: str) -> str:
     return printable(value, TEXT_LIMIT)
 
 
-def _scalar(name: str, value: Any) -> Any:
+def _scalar(name: str, value: JsonValue) -> JsonValue:
     if isinstance(value, str):
         return _text(name, value)
     if isinstance(value, bool) or value is None:
@@ -46,7 +46,7 @@ def _scalar(name: str, value: Any) -> Any:
     raise RecordRefused(f"{name}: {type(value).__name__} is not a plain value")
 
 
-def _field(name: str, declared: str, value: Any) -> Any:
+def _field(name: str, declared: str, value: JsonValue) -> JsonValue:
     if value is None:
         if "None" not in declared:
             raise RecordRefused(f"{name} may not be empty")
@@ -76,9 +76,9 @@ def _field(name: str, declared: str, value: Any) -> Any:
     return {printable(k, TEXT_LIMIT): _scalar(f"{name}.{k}", v) for k, v in value.items()}
 
 
-def checked_record(raw: dict[str, Any]) -> dict[str, Any]:
+def checked_record(raw: JsonObject) -> JsonObject:
     """The record with every known field checked and cleaned; raises ``RecordRefused``."""
-    clean: dict[str, Any] = {}
+    clean: JsonObject = {}
     for name, declared in _DECLARED.items():
         if name in raw:
             clean[name] = _field(name, declared, raw[name])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, cast, get_args
 
 from aiohttp import web
 
@@ -23,6 +23,7 @@ from app.services.cluster.facts import LoadBook, shareable_upstreams
 from app.services.cluster.tls import PEER_PIN_KEY
 from app.services.frontdoor.http import read_json_body, shaped_error, write_result
 from app.services.jobs.requester import relayed_requester
+from app.services.json_types import JsonValue
 from app.services.text_safety import scrub_for_peer
 from app.services.translate.shapes import Api, Operation, canonical_model
 
@@ -111,7 +112,7 @@ def scrubbed_error_body(body: bytes) -> bytes:
     except ValueError:
         return json.dumps({"error": scrub_for_peer(body.decode("utf-8", "replace"))}).encode()
 
-    def clean(value: Any) -> Any:
+    def clean(value: JsonValue) -> JsonValue:
         if isinstance(value, str):
             return scrub_for_peer(value, 1000)
         if isinstance(value, dict):

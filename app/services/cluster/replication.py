@@ -27,7 +27,7 @@ import asyncio
 import logging
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.environment import environment
 from app.services.cluster.peer_client import PeerError
@@ -36,6 +36,7 @@ from app.services.cluster.record_check import ERROR_LIMIT, RecordRefused, checke
 from app.services.cluster.trust import PeerPin
 from app.services.events import WorkloadUpdated
 from app.services.jobs.records import Workload
+from app.services.json_types import JsonArray, JsonObject
 from app.services.node_ids import rented_node_id
 from app.services.text_safety import printable, scrub_for_peer
 
@@ -65,7 +66,7 @@ class Replication:
     def __init__(self, node: ReplicaNode, peers: PeerManager) -> None:
         self.node, self.peers = node, peers
         self.my_id = node.node_id
-        self._outbox: dict[str, dict[str, dict[str, Any]]] = {}
+        self._outbox: dict[str, dict[str, JsonObject]] = {}
         # One sender per peer, so a slow or unreachable peer never delays the others.
         self._senders: dict[str, asyncio.Task[None]] = {}
         self._running = False
@@ -102,16 +103,16 @@ class Replication:
                 self._queue(peer.node_id, record)
 
     @staticmethod
-    def _for_peers(job: Workload) -> dict[str, Any]:
+    def _for_peers(job: Workload) -> JsonObject:
         record = job.to_json()
         if record.get("error"):
             # The local log and Jobs keep the detail; peers get it without URLs, hosts or tokens.
-            record["error"] = scrub_for_peer(record["error"], ERROR_LIMIT)
+            record["error"] = scrub_for_peer(str(record["error"]), ERROR_LIMIT)
         return record
 
-    def _queue(self, peer_id: str, record: dict[str, Any]) -> None:
+    def _queue(self, peer_id: str, record: JsonObject) -> None:
         box = self._outbox.setdefault(peer_id, {})
-        box[record["id"]] = record
+        box[str(record["id"])] = record
         if len(box) > MAX_OUTBOX:  # a peer that cannot keep up gets the newest; catch-up covers the rest
             for key in list(box)[: len(box) - MAX_OUTBOX]:
                 del box[key]
@@ -136,20 +137,20 @@ class Replication:
             box = self._outbox.pop(peer_id)
             batch = list(box.values())[-MAX_BATCH:]
             try:
-                await peer.client.call("POST", "/jobs/events", {"jobs": batch}, timeout_s=10.0)
+                await peer.client.call("POST", "/jobs/events", {"jobs": [*batch]}, timeout_s=10.0)
             except PeerError as exc:
                 log.info("could not send %d job records to %s: %s", len(batch), peer.name, exc.message)
                 newer = self._outbox.setdefault(peer_id, {})
                 for record in batch:
-                    newer.setdefault(record["id"], record)
+                    newer.setdefault(str(record["id"]), record)
                 await asyncio.sleep(self.peers.poll_s)
                 continue
             for record in list(box.values())[:-MAX_BATCH]:  # the rest of an oversized outbox
-                self._outbox.setdefault(peer_id, {}).setdefault(record["id"], record)
+                self._outbox.setdefault(peer_id, {}).setdefault(str(record["id"]), record)
 
     # -- receiving -------------------------------------------------------------------------------------
 
-    def receive(self, pin: PeerPin, records: list[Any]) -> dict[str, int]:
+    def receive(self, pin: PeerPin, records: JsonArray) -> dict[str, int]:
         stored = ignored = 0
         for raw in records[: MAX_BATCH * 2]:
             if self._take_cost(raw, pin.node_id):
@@ -219,7 +220,8 @@ class Replication:
             clean = checked_record(raw)
             latest = time.time() + CLOCK_SKEW_S
             for name in TIME_FIELDS:  # a record dated in the future would top the Jobs list for ever
-                if isinstance(clean.get(name), (int, float)) and clean[name] > latest:
+                when = clean.get(name)
+                if isinstance(when, int | float) and when > latest:
                     clean[name] = latest
             return Workload.from_json(clean)
         except RecordRefused as exc:

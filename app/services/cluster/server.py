@@ -16,8 +16,7 @@ who it is.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 
@@ -27,6 +26,7 @@ from app.services.cluster.trust import PeerPin
 from app.services.cluster.warm_pool import SERVER_KEEPALIVE_S
 from app.services.errors import ConfigError
 from app.services.frontdoor.body import BodyError, parse_json_object, read_body
+from app.services.json_types import JsonArray, JsonObject
 from app.services.listener_budget import BudgetedSite, cluster_budget
 from app.services.platform.openfiles import open_file_limit
 from app.settings import parse_host_port
@@ -39,8 +39,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class ClusterHandlers:
     """What the cluster port serves; the cluster service fills these in."""
 
-    def __init__(self, *, facts: Callable[[], dict[str, Any]], inventory: Callable[[], dict[str, Any]],
-                 relay: Handler, receive_jobs: Callable[[PeerPin, list[Any]], dict[str, int]],
+    def __init__(self, *, facts: Callable[[], Mapping[str, object]], inventory: Callable[[], JsonObject],
+                 relay: Handler, receive_jobs: Callable[[PeerPin, JsonArray], dict[str, int]],
                  unpair: Callable[[PeerPin], Awaitable[None]],
                  heard_from: Callable[[PeerPin, str | None, str | None], None]) -> None:
         self.facts, self.inventory, self.relay = facts, inventory, relay

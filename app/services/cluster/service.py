@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
 
 from app.services.cluster.facts import LoadBook, facts_doc, inventory_doc
 from app.services.cluster.membership import Membership
@@ -90,7 +91,7 @@ class ClusterService:
             await discovery.start()
 
     async def stop(self) -> None:
-        steps: list[tuple[str, Any]] = [
+        steps: list[tuple[str, Awaitable[object] | None]] = [
             ("mdns", self.discovery.stop() if self.discovery else None),
             ("pairing", self.pairing.close() if self.pairing else None),
             ("unpair notices", self.membership.stop()),
@@ -116,7 +117,7 @@ class ClusterService:
 
     # -- hooks -----------------------------------------------------------------------------------------
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self) -> dict[str, object]:
         if not self.hardware:
             self.hardware = hardware_summary()
         return facts_doc(self.node, self.book, self.hardware)

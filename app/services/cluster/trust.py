@@ -18,13 +18,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from app.services.cluster.identity import atomic_write, cert_dns_names, fingerprint_of_der, peer_hostname
 from app.services.errors import PairwiseError
+from app.services.json_types import JsonObject
 
 FILE_VERSION = 1
 
@@ -76,7 +76,7 @@ class PeerPin:
         fingerprint = check_cert_for_node(cert_pem, node_id)
         return cls(node_id, name, cert_pem, fingerprint, address, dt.datetime.now(dt.UTC))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "node_id": self.node_id,
             "name": self.name,
@@ -87,7 +87,7 @@ class PeerPin:
         }
 
     @classmethod
-    def from_json(cls, key: str, data: dict[str, Any]) -> PeerPin:
+    def from_json(cls, key: str, data: JsonObject) -> PeerPin:
         try:
             node_id = str(uuid.UUID(str(data["node_id"])))
             cert_pem = str(data["cert_pem"])

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from collections.abc import Iterable
 
 from aiohttp import web
 
 from app.services.errors import PairwiseError
+from app.services.json_types import JsonObject
 
 # Deeper than any real request (a JSON schema in `format` nests a few dozen levels at most);
 # deeper input is refused before anything walks it recursively.
@@ -49,13 +50,13 @@ async def read_body(request: web.Request, max_bytes: int) -> bytes:
     return b"".join(parts)
 
 
-def json_depth_exceeds(value: Any, limit: int) -> bool:
+def json_depth_exceeds(value: object, limit: int) -> bool:
     """Whether ``value`` nests deeper than ``limit``; iterative, so no input can exhaust the stack."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            children: Any = item.values()
+            children: Iterable[object] = item.values()
         elif isinstance(item, list):
             children = item
         else:
@@ -66,7 +67,7 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def parse_json_object(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any]:
+def parse_json_object(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> JsonObject:
     """The body as a JSON object; BodyError(400) naming what is wrong otherwise."""
     try:
         body = json.loads(raw) if raw else None

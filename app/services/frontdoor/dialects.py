@@ -9,14 +9,15 @@ streamed, is written back in the caller's dialect."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, cast
 
 from aiohttp import web
 
 from app.services.frontdoor.dialect_stream import DialectStream
 from app.services.frontdoor.http import read_json_body, write_result
 from app.services.inference import InferenceResult, json_result
+from app.services.json_types import JsonArray, JsonObject
 from app.services.keys.auth import caller_for, model_refusal
 from app.services.translate.anthropic_answer import AnthropicWriter, chat_to_message
 from app.services.translate.anthropic_answer import error_body as anthropic_error
@@ -28,11 +29,11 @@ from app.services.translate.resp_request import responses_to_chat
 from app.services.translate.resp_store import ResponseStore
 from app.services.translate.resp_stream import ResponsesWriter
 from app.services.translate.shapes import error_body
+from app.services.translate.wire import AnthropicRequest, OpenAIAnswer, ResponsesObject, ResponsesRequest
 
 if TYPE_CHECKING:
     from app.services.frontdoor.context import DoorNode
 
-Body = dict[str, Any]
 
 
 def _message_of(raw: bytes | None) -> str:
@@ -67,26 +68,29 @@ def dialect_handlers(node: DoorNode) -> dict[str, Handler]:
             return refused
         result = await node.inference.run("openai", "chat", chat, caller_for(node, request))
         response_id = new_id("resp")
-        asked = chat["messages"][1:] if body.get("instructions") else chat["messages"]
+        messages = cast(JsonArray, chat["messages"])  # responses_to_chat puts its list there
+        asked = messages[1:] if body.get("instructions") else messages
+        asking = cast(ResponsesRequest, body)  # its field table took it (responses_to_chat)
 
-        def keep(response: Body) -> None:
+        def keep(response: ResponsesObject) -> None:
             if body.get("store", True) is not False and response["status"] in ("completed", "incomplete"):
                 store.keep(response_id, [*asked, output_to_chat(response["output"])])
 
         if result.status != 200:  # an OpenAI-shaped error is the Responses API's error shape
             return await write_result(request, result)
         if result.stream is not None:
-            writer = ResponsesWriter(body, response_id, keep)
+            writer = ResponsesWriter(asking, response_id, keep)
             result.stream = DialectStream(result.stream, writer)
             return await write_result(request, result)
-        response = chat_to_response(json.loads(result.body or b"{}"), body, response_id)
+        answer: OpenAIAnswer = json.loads(result.body or b"{}")  # the inference service's own OpenAI answer
+        response = chat_to_response(answer, asking, response_id)
         keep(response)
         return await write_result(request, _rewritten(result, response))
 
     def anthropic_refusal(status: int, message: str) -> web.Response:
         return web.json_response(anthropic_error(status, message), status=status)
 
-    async def anthropic_chat(request: web.Request, counting: bool) -> tuple[Body, Body] | web.Response:
+    async def anthropic_chat(request: web.Request, counting: bool) -> tuple[AnthropicRequest, JsonObject] | web.Response:
         body = await read_json_body(request, "openai", limit)
         if isinstance(body, web.Response):
             return anthropic_refusal(body.status, _message_of(body.body if isinstance(body.body, bytes) else None))
@@ -98,7 +102,7 @@ def dialect_handlers(node: DoorNode) -> dict[str, Handler]:
         if refused is not None:
             return anthropic_refusal(refused.status, _message_of(refused.body if isinstance(refused.body, bytes)
                                                                  else None))
-        return body, chat
+        return cast(AnthropicRequest, body), chat  # its field table took it (anthropic_to_chat)
 
     async def messages(request: web.Request) -> web.StreamResponse:
         asked = await anthropic_chat(request, counting=False)
@@ -111,7 +115,8 @@ def dialect_handlers(node: DoorNode) -> dict[str, Handler]:
         if result.stream is not None:
             result.stream = DialectStream(result.stream, AnthropicWriter(body["model"]))
             return await write_result(request, result)
-        message = chat_to_message(json.loads(result.body or b"{}"), body["model"])
+        answer: OpenAIAnswer = json.loads(result.body or b"{}")  # the inference service's own OpenAI answer
+        message = chat_to_message(answer, body["model"])
         return await write_result(request, _rewritten(result, message))
 
     async def count_tokens(request: web.Request) -> web.StreamResponse:
@@ -125,13 +130,14 @@ def dialect_handlers(node: DoorNode) -> dict[str, Handler]:
         result = await node.inference.run("openai", "chat", chat, caller_for(node, request))
         if result.status != 200:
             return await write_result(request, _anthropic_failure(result))
-        usage = json.loads(result.body or b"{}").get("usage") or {}
+        counted: OpenAIAnswer = json.loads(result.body or b"{}")
+        usage = counted.get("usage") or {}
         return await write_result(request, _rewritten(result, {"input_tokens": usage.get("prompt_tokens") or 0}))
 
     return {"/v1/responses": responses, "/v1/messages": messages, "/v1/messages/count_tokens": count_tokens}
 
 
-def _rewritten(result: InferenceResult, obj: Body) -> InferenceResult:
+def _rewritten(result: InferenceResult, obj: Mapping[str, object]) -> InferenceResult:
     return json_result(result.status, obj, result.headers)
 
 

@@ -4,12 +4,12 @@ and the cluster relay."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from aiohttp import web
 
 from app.services.frontdoor.body import BodyError, parse_json_object, read_body
 from app.services.inference import InferenceResult, StreamSession
+from app.services.json_types import JsonObject
 from app.services.spliced import splice, spliceable
 from app.services.translate.shapes import Api, error_body
 
@@ -19,7 +19,7 @@ BACKED_UP_BYTES = 64 * 1024
 DRAIN_CHECK_S = 0.005
 
 
-async def read_json_body(request: web.Request, api: Api, max_bytes: int) -> dict[str, Any] | web.Response:
+async def read_json_body(request: web.Request, api: Api, max_bytes: int) -> JsonObject | web.Response:
     """The request's JSON object, read to its end, or a shaped error response that says what is wrong."""
     try:
         return parse_json_object(await read_body(request, max_bytes))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -19,6 +19,7 @@ from app.services.frontdoor.listing import (
     openai_row,
     synthesized_show,
 )
+from app.services.json_types import JsonObject
 from app.services.keys.auth import key_may_see_model, refuse_model
 from app.services.translate.shapes import canonical_model
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def add_inventory_routes(app: web.Application, node: DoorNode) -> None:
-    def merged(request: web.Request) -> list[tuple[str, dict[str, Any], list[str]]]:
+    def merged(request: web.Request) -> list[tuple[str, JsonObject, list[str]]]:
         rows = []
         for _canonical, all_owners in sorted(node.registry.inventory().items()):
             owners = [(u, e) for u, e in all_owners if u.listed]

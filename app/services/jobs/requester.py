@@ -15,8 +15,10 @@ string form, ``label``, ``ledger_id``), ``local_app(node_id, node_name, user_age
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from app.services.json_types import JsonObject
 
 MAX_HINT = 200
 
@@ -29,7 +31,7 @@ class Requester:
     app: str | None = None  # the User-Agent, a hint only
     authenticated: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"node_id": self.node_id, "node_name": self.node_name, "key": self.key, "app": self.app,
                 "authenticated": self.authenticated}
 
@@ -70,7 +72,7 @@ def with_key(node_id: str, node_name: str, key_name: str, user_agent: str | None
                      authenticated=True)
 
 
-def relayed_requester(origin_id: str, origin_name: str, headers: Any) -> Requester:
+def relayed_requester(origin_id: str, origin_name: str, headers: Mapping[str, str]) -> Requester:
     """The requester of a relayed request: the origin node from its pinned certificate (the
     caller of this function), the key name and app hint as the origin's relay headers tell them."""
     key = _text(headers.get("X-Pairwise-Requester-Key"))
@@ -78,7 +80,7 @@ def relayed_requester(origin_id: str, origin_name: str, headers: Any) -> Request
     return Requester(origin_id, origin_name, key=key, app=app, authenticated=key is not None)
 
 
-def requester_text(job: dict[str, Any]) -> str:
+def requester_text(job: Mapping[str, object]) -> str:
     """A job record's requester as one line, whatever form the record holds it in."""
     return Requester.from_json(job.get("requester"), node_id=str(job.get("origin_node_id") or ""),
                                node_name=str(job.get("origin_node") or "")).label

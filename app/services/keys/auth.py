@@ -25,8 +25,8 @@ import math
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import typedefs, web
 
@@ -200,7 +200,7 @@ def required_key(keys: KeyStore, throttle: FailedAttempts) -> Middleware:
 
 def caller_for(node: CallerNode, request: web.Request) -> Caller:
     """The inference caller of a front-door or LAN-door request."""
-    record: Any = request.get(KEY)
+    record: object = request.get(KEY)
     user_agent = request.headers.get("User-Agent")
     allow = node.settings.off_lan == "allow"
     rule = "setting off_lan: deny"
@@ -216,13 +216,13 @@ def caller_for(node: CallerNode, request: web.Request) -> Caller:
 def key_may_see_model(request: web.Request, model: str) -> bool:
     """The one check of a scoped key: may the request's key (if any) see or use ``model``? Every route
     that names a model asks it (inference, embeddings, /api/show, /v1/models/{id}, the listings)."""
-    record: Any = request.get(KEY)
+    record: object = request.get(KEY)
     return not isinstance(record, KeyRecord) or record.allows_model(model.strip())
 
 
 def refuse_model(request: web.Request, api: Api, model: str) -> web.Response | None:
     """403 in the caller's API naming the key and its patterns when its key may not see ``model``."""
-    record: Any = request.get(KEY)
+    record: object = request.get(KEY)
     if not isinstance(record, KeyRecord) or key_may_see_model(request, model):
         return None
     patterns = ", ".join(record.models)
@@ -230,7 +230,7 @@ def refuse_model(request: web.Request, api: Api, model: str) -> web.Response | N
                                   f"{model.strip()[:200]!r} is not one of them")
 
 
-def model_refusal(request: web.Request, api: Api, body: dict[str, Any]) -> web.Response | None:
+def model_refusal(request: web.Request, api: Api, body: Mapping[str, object]) -> web.Response | None:
     """``refuse_model`` for a request body's ``model`` (a body without a text model is validated later)."""
     model = body.get("model")
     return refuse_model(request, api, model) if isinstance(model, str) else None

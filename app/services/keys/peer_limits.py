@@ -8,7 +8,7 @@ it (entries no longer wanted become None); ``peer_text(table) -> "laptop-b=2, *=
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from app.services.errors import ConfigError
 
@@ -19,8 +19,8 @@ def split_items(text: str) -> list[str]:
     return [item for item in text.replace(",", " ").split() if item]
 
 
-def parse_peer_values(items: list[str], kind: type, what: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def parse_peer_values(items: list[str], kind: type[int] | type[float], what: str) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
     for item in items:
         peer, sep, value = item.partition("=")
         if not sep or not peer.strip():
@@ -35,9 +35,9 @@ def parse_peer_values(items: list[str], kind: type, what: str) -> dict[str, Any]
     return out
 
 
-def replacing(current: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
+def replacing(current: Mapping[str, object], wanted: Mapping[str, float | None]) -> dict[str, float | None]:
     return {**{peer: None for peer in current if peer not in wanted}, **wanted}
 
 
-def peer_text(table: dict[str, Any]) -> str:
+def peer_text(table: Mapping[str, float]) -> str:
     return ", ".join(f"{peer}={value:g}" for peer, value in table.items())

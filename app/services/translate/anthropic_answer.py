@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
+from app.services.json_types import JsonArray, JsonObject
 from app.services.translate.chat_events import (
     CallArguments,
     CallStart,
@@ -17,6 +17,7 @@ from app.services.translate.chat_events import (
     Text,
 )
 from app.services.translate.responses import Usage
+from app.services.translate.wire import OpenAIAnswer, OpenAIChoice, OpenAIReply
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -24,7 +25,7 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
                529: "overloaded_error"}
 
 
-def error_body(status: int, message: str) -> dict[str, Any]:
+def error_body(status: int, message: str) -> JsonObject:
     return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
 
 
@@ -32,12 +33,12 @@ def new_id() -> str:
     return f"msg_{uuid.uuid4().hex}"
 
 
-def usage_of(usage: Usage) -> dict[str, Any]:
+def usage_of(usage: Usage) -> JsonObject:
     return {"input_tokens": usage.prompt_tokens or 0, "output_tokens": usage.completion_tokens or 0,
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
-def arguments_input(arguments: str) -> Any:
+def arguments_input(arguments: str) -> JsonObject:
     try:
         value = json.loads(arguments or "{}")
     except ValueError:
@@ -45,15 +46,16 @@ def arguments_input(arguments: str) -> Any:
     return value if isinstance(value, dict) else {}
 
 
-def chat_to_message(chat: dict[str, Any], model: str) -> dict[str, Any]:
-    choice = (chat.get("choices") or [{}])[0]
-    message = choice.get("message") or {}
-    content: list[dict[str, Any]] = []
+def chat_to_message(chat: OpenAIAnswer, model: str) -> JsonObject:
+    choice: OpenAIChoice = (chat.get("choices") or [{}])[0]
+    message: OpenAIReply = choice.get("message") or {}
+    content: JsonArray = []
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning:
         content.append({"type": "thinking", "thinking": reasoning, "signature": ""})
-    if message.get("content"):
-        content.append({"type": "text", "text": message["content"]})
+    text = message.get("content")
+    if text:
+        content.append({"type": "text", "text": text})
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
         content.append({"type": "tool_use", "id": call.get("id") or f"toolu_{uuid.uuid4().hex[:24]}",
@@ -79,15 +81,15 @@ class AnthropicWriter:
         self.finished = False
 
     @staticmethod
-    def _event(kind: str, **fields: Any) -> bytes:
+    def _event(kind: str, **fields: object) -> bytes:
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields}, separators=(',', ':'))}\n\n".encode()
 
     def start(self) -> bytes:
-        message: dict[str, Any] = {"id": new_id(), "type": "message", "role": "assistant", "model": self.model, "content": [],
+        message: JsonObject = {"id": new_id(), "type": "message", "role": "assistant", "model": self.model, "content": [],
                    "stop_reason": None, "stop_sequence": None, "usage": usage_of(Usage(0, 0))}
         return self._event("message_start", message=message) + self._event("ping")
 
-    def _block(self, key: str, block: dict[str, Any]) -> bytes:
+    def _block(self, key: str, block: JsonObject) -> bytes:
         if self._open == key:
             return b""
         out = self._close()
@@ -108,7 +110,7 @@ class AnthropicWriter:
     def write(self, events: list[ChatEvent]) -> bytes:
         out = bytearray()
 
-        def delta(fields: dict[str, Any]) -> bytes:
+        def delta(fields: JsonObject) -> bytes:
             return self._event("content_block_delta", index=self._index, delta=fields)
 
         for event in events:

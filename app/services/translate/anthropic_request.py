@@ -6,14 +6,19 @@ it refuses, a server tool, or a content block with no counterpart is refused by 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import cast
 
+from app.services.json_types import JsonArray, JsonObject, JsonValue
+from app.services.translate.checks import InvalidRequest
 from app.services.translate.fields import fate, is_empty, why
 from app.services.translate.fields_dialects import ANTHROPIC_TO_CHAT
 from app.services.translate.refusal import Unsupported
 from app.services.translate.validate import ANTHROPIC
+from app.services.translate.wire import AnthropicBlock, AnthropicMessage, AnthropicRequest, AnthropicTool
 
-ChatMessage = dict[str, Any]
+# A Chat Completions message as this builds it: a plain JSON object, checked with the whole chat
+# request by the OpenAI field table when the inference service runs it (validate.py).
+ChatMessage = JsonObject
 DIALECT = "the Anthropic Messages API"
 
 
@@ -21,26 +26,27 @@ def refuse(field: str, why: str) -> Unsupported:
     return Unsupported(field, DIALECT, why)
 
 
-def validate_anthropic(body: dict[str, Any], counting: bool = False) -> None:
+def validate_anthropic(body: JsonObject, counting: bool = False) -> None:
     ANTHROPIC["count" if counting else "create"](body, "")
     for name, value in body.items():
         if not is_empty(value) and fate(ANTHROPIC_TO_CHAT, name) == "refused":
             raise refuse(name, why(ANTHROPIC_TO_CHAT, name, "not a field of the Messages API Pairwise knows"))
 
 
-def anthropic_to_chat(body: dict[str, Any], counting: bool = False) -> dict[str, Any]:
-    validate_anthropic(body, counting)
-    messages: list[ChatMessage] = []
+def anthropic_to_chat(raw: JsonObject, counting: bool = False) -> JsonObject:
+    validate_anthropic(raw, counting)
+    body = cast(AnthropicRequest, raw)  # its field table took it
+    messages: JsonArray = []
     system = body.get("system")
     if system:
         messages.append({"role": "system", "content": system if isinstance(system, str) else
                          text_of(system, "system")})
     for index, message in enumerate(body["messages"]):
         messages += message_to_chat(message, f"messages[{index}]")
-    out: dict[str, Any] = {"model": body["model"], "messages": messages}
+    out: JsonObject = {"model": body["model"], "messages": messages}
     if body.get("max_tokens") is not None:
         out["max_tokens"] = body["max_tokens"]
-    tools = [tool_to_chat(tool, f"tools[{i}]") for i, tool in enumerate(body.get("tools") or [])]
+    tools: JsonArray = [tool_to_chat(tool, f"tools[{i}]") for i, tool in enumerate(body.get("tools") or [])]
     choice = body.get("tool_choice") or {}
     if tools and choice.get("type") != "none":
         out["tools"] = tools
@@ -51,10 +57,10 @@ def anthropic_to_chat(body: dict[str, Any], counting: bool = False) -> dict[str,
         if choice.get("disable_parallel_tool_use"):
             out["parallel_tool_calls"] = False
     if body.get("stop_sequences"):
-        out["stop"] = body["stop_sequences"]
+        out["stop"] = raw["stop_sequences"]
     for name in ("temperature", "top_p", "top_k"):
-        if body.get(name) is not None:
-            out[name] = body[name]
+        if raw.get(name) is not None:
+            out[name] = raw[name]
     thinking = body.get("thinking") or {}
     if thinking.get("type") == "enabled":
         budget = thinking.get("budget_tokens") or 8192
@@ -76,7 +82,7 @@ def anthropic_to_chat(body: dict[str, Any], counting: bool = False) -> dict[str,
     return out
 
 
-def text_of(blocks: list[dict[str, Any]], path: str) -> str:
+def text_of(blocks: list[AnthropicBlock], path: str) -> str:
     texts = []
     for n, block in enumerate(blocks):
         if block.get("type") != "text":
@@ -85,8 +91,10 @@ def text_of(blocks: list[dict[str, Any]], path: str) -> str:
     return "\n".join(texts)
 
 
-def image_part(block: dict[str, Any], path: str) -> dict[str, Any]:
-    source = block.get("source") or {}
+def image_part(block: AnthropicBlock, path: str) -> JsonObject:
+    source = block.get("source")
+    if not isinstance(source, dict):
+        source = {}
     if source.get("type") == "base64":
         url = f"data:{source.get('media_type') or 'image/png'};base64,{source.get('data') or ''}"
     elif source.get("type") == "url":
@@ -97,7 +105,7 @@ def image_part(block: dict[str, Any], path: str) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
-def message_to_chat(message: dict[str, Any], path: str) -> list[ChatMessage]:
+def message_to_chat(message: AnthropicMessage, path: str) -> list[ChatMessage]:
     role = message.get("role")
     if role not in ("user", "assistant"):
         raise refuse(f"{path}.role", "a message is from the user or the assistant (system goes in 'system')")
@@ -107,7 +115,7 @@ def message_to_chat(message: dict[str, Any], path: str) -> list[ChatMessage]:
     if role == "assistant":
         return [assistant_to_chat(content, f"{path}.content")]
     tool_results: list[ChatMessage] = []
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []  # each with its "type", and "text" for a text part
     for n, block in enumerate(content):
         kind, where = block.get("type"), f"{path}.content[{n}]"
         if kind == "text":
@@ -123,20 +131,34 @@ def message_to_chat(message: dict[str, Any], path: str) -> list[ChatMessage]:
     out = list(tool_results)  # tool results answer the assistant turn just before, so they come first
     if parts:
         images = any(p["type"] == "image_url" for p in parts)
-        out.append({"role": "user", "content": parts if images else "".join(p["text"] for p in parts)})
+        out.append({"role": "user", "content": list[JsonValue](parts) if images else "".join(
+            str(p["text"]) for p in parts)})
     return out
 
 
-def tool_result(block: dict[str, Any], path: str) -> ChatMessage:
+def tool_result(block: AnthropicBlock, path: str) -> ChatMessage:
     content = block.get("content")
-    text = content if isinstance(content, str) else text_of(content or [], f"{path}.content")
+    text = content if isinstance(content, str) else text_of(_blocks(content, f"{path}.content"), f"{path}.content")
     if block.get("is_error"):
         text = f"error: {text}"
     return {"role": "tool", "tool_call_id": block.get("tool_use_id", ""), "content": text}
 
 
-def assistant_to_chat(blocks: list[dict[str, Any]], path: str) -> ChatMessage:
-    texts, calls = [], []
+def _blocks(value: JsonValue, path: str) -> list[AnthropicBlock]:
+    """A tool result's own content blocks, which its table does not check: each an object."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise InvalidRequest(path, "a string or a list of content blocks")
+    for n, block in enumerate(value):
+        if not isinstance(block, dict):
+            raise InvalidRequest(f"{path}[{n}]", "a content block object")
+    return cast(list[AnthropicBlock], value)  # each checked just now
+
+
+def assistant_to_chat(blocks: list[AnthropicBlock], path: str) -> ChatMessage:
+    texts: list[str] = []
+    calls: JsonArray = []
     for n, block in enumerate(blocks):
         kind = block.get("type")
         if kind == "text":
@@ -154,12 +176,12 @@ def assistant_to_chat(blocks: list[dict[str, Any]], path: str) -> ChatMessage:
     return turn
 
 
-def tool_to_chat(tool: dict[str, Any], path: str) -> dict[str, Any]:
+def tool_to_chat(tool: AnthropicTool, path: str) -> JsonObject:
     kind = tool.get("type")
     if kind not in (None, "custom"):
         raise refuse(f"{path}.type", f"the server tool {kind!r} cannot be run here: Pairwise runs models on your "
                                      "machines, not Anthropic's tools; declare a custom tool instead")
-    function: dict[str, Any] = {"name": tool["name"], "parameters": tool.get("input_schema") or {"type": "object"}}
+    function: JsonObject = {"name": tool["name"], "parameters": tool.get("input_schema") or {"type": "object"}}
     if tool.get("description"):
         function["description"] = tool["description"]
     return {"type": "function", "function": function}

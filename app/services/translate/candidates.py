@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.services.backends.base import Upstream
 from app.services.backends.windows import context_length_of
+from app.services.json_types import JsonObject
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.requests import translate_request
 from app.services.translate.responses import now_rfc3339
 from app.services.translate.shapes import Api, Operation
 
-CandidateBody = tuple[Upstream, Api, dict[str, Any]]
+CandidateBody = tuple[Upstream, Api, JsonObject]
 
 __all__ = ["context_length_of", "for_candidates", "load_answer"]
 
@@ -27,7 +26,7 @@ def engine_of(upstream: Upstream, canonical: str) -> str | None:
     return owner.strip().lower() if isinstance(owner, str) else None
 
 
-def for_candidates(api: Api, operation: Operation, body: dict[str, Any], canonical: str, requested: str,
+def for_candidates(api: Api, operation: Operation, body: JsonObject, canonical: str, requested: str,
                    candidates: list[Upstream]) -> tuple[list[CandidateBody], list[Untranslatable]]:
     bodies: list[CandidateBody] = []
     refusals: list[Untranslatable] = []
@@ -43,11 +42,11 @@ def for_candidates(api: Api, operation: Operation, body: dict[str, Any], canonic
     return bodies, refusals
 
 
-def load_answer(operation: Operation, body: dict[str, Any], model: str) -> dict[str, Any]:
+def load_answer(operation: Operation, body: JsonObject, model: str) -> JsonObject:
     """Ollama's answer to a load (or, with keep_alive 0, unload) request: nothing generated.
     An OpenAI-API engine keeps its model loaded as it was configured to."""
     unload = body.get("keep_alive") in (0, "0", "0s", "0m")
-    out: dict[str, Any] = {"model": model, "created_at": now_rfc3339()}
+    out: JsonObject = {"model": model, "created_at": now_rfc3339()}
     if operation == "chat":
         out["message"] = {"role": "assistant", "content": ""}
     else:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from app.services.translate.lines import LineBuffer
 from app.services.translate.responses import Usage
+from app.services.translate.wire import OpenAIAnswer, OpenAIReply
 
 
 @dataclass
@@ -75,26 +75,29 @@ class ChatStreamReader:
         if payload == b"[DONE]":
             self.ended = True
             return [End(self._usage)]
-        obj = json.loads(payload)
+        obj: OpenAIAnswer = json.loads(payload)
         if obj.get("error"):
             error = obj["error"]
             return [Failed(str(error.get("message") if isinstance(error, dict) else error))]
-        if obj.get("usage"):
-            self._usage = Usage(obj["usage"].get("prompt_tokens"), obj["usage"].get("completion_tokens"))
+        usage = obj.get("usage")
+        if usage:
+            self._usage = Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
         events: list[ChatEvent] = []
         for choice in obj.get("choices") or []:
             events += self._delta(choice.get("delta") or {})
-            if choice.get("finish_reason"):
-                events.append(Finish(choice["finish_reason"]))
+            finish = choice.get("finish_reason")
+            if finish:
+                events.append(Finish(finish))
         return events
 
-    def _delta(self, delta: dict[str, Any]) -> list[ChatEvent]:
+    def _delta(self, delta: OpenAIReply) -> list[ChatEvent]:
         events: list[ChatEvent] = []
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             events.append(Reasoning(reasoning))
-        if delta.get("content"):
-            events.append(Text(delta["content"]))
+        content = delta.get("content")
+        if content:
+            events.append(Text(content))
         for call in delta.get("tool_calls") or []:
             index = int(call.get("index") or 0)
             function = call.get("function") or {}

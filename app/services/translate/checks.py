@@ -8,7 +8,7 @@ field tables show. A check names the field by its path in the body, e.g. ``messa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import cast
 
 from app.services.errors import PairwiseError
 
@@ -29,17 +29,17 @@ class Check:
     """Raises InvalidRequest(path, self.what) for a value it does not take."""
 
     what = "anything"
-    sample: Any = None
+    sample: object = None
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         raise NotImplementedError
 
 
 class Kind(Check):
-    def __init__(self, what: str, test: Callable[[Any], bool], sample: Any) -> None:
+    def __init__(self, what: str, test: Callable[[object], bool], sample: object) -> None:
         self.what, self.test, self.sample = what, test, sample
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         if not self.test(value):
             raise InvalidRequest(path, self.what)
 
@@ -54,9 +54,10 @@ class Range(Check):
         self.what = f"{kind.what} {bounds}"
         self.sample = low if low is not None else high
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         self.kind(value, path)
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+        number = cast(float, value)  # the kind (a number or an integer) took it
+        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
             raise InvalidRequest(path, self.what)
 
 
@@ -68,7 +69,7 @@ class ListOf(Check):
     def __init__(self, item: Check, what: str) -> None:
         self.item, self.what, self.sample = item, f"a list of {what}", [item.sample]
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         if not isinstance(value, list):
             raise InvalidRequest(path, self.what)
         for index, element in enumerate(value):
@@ -79,7 +80,7 @@ class OneOf(Check):
     def __init__(self, what: str, *checks: Check) -> None:
         self.what, self.checks, self.sample = what, checks, checks[0].sample
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         for candidate in self.checks:
             try:
                 candidate(value, path)
@@ -99,7 +100,7 @@ class Fields(Check):
         self.spec, self.required, self.loose = dict(spec), required, loose
         self.sample = {name: self.spec[name].sample for name in required if name in self.spec}
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
             if self.loose:
                 return
@@ -119,7 +120,7 @@ class Each(Check):
     def __init__(self, item: Check) -> None:
         self.item = item
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         for index, element in enumerate(value if isinstance(value, list) else []):
             self.item(element, f"{path}[{index}]")
 
@@ -130,16 +131,16 @@ class AllOf(Check):
         self.what = checks[0].what
         self.sample = next((c.sample for c in checks if c.sample is not None), None)
 
-    def __call__(self, value: Any, path: str) -> None:
+    def __call__(self, value: object, path: str) -> None:
         for check in self.checks:
             check(value, path)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -6,18 +6,19 @@ the schema is ``{"name": one of them, "arguments": its parameters}``."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from app.services.errors import UpstreamError
+from app.services.json_types import JsonObject
+from app.services.translate.wire import OpenAIFunction, OpenAIRequest
 
-OBJECT: dict[str, Any] = {"type": "object"}
+OBJECT: JsonObject = {"type": "object"}
 
 
-def _functions(body: dict[str, Any]) -> list[dict[str, Any]]:
+def _functions(body: OpenAIRequest) -> list[OpenAIFunction]:
     return [t.get("function") or {} for t in body.get("tools") or [] if isinstance(t, dict)]
 
 
-def forced_functions(body: dict[str, Any]) -> list[dict[str, Any]]:
+def forced_functions(body: OpenAIRequest) -> list[OpenAIFunction]:
     """The functions one of which the answer must call; empty when no call is forced."""
     choice = body.get("tool_choice")
     functions = _functions(body)
@@ -29,7 +30,7 @@ def forced_functions(body: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def forced_format(functions: list[dict[str, Any]]) -> dict[str, Any]:
+def forced_format(functions: list[OpenAIFunction]) -> JsonObject:
     if len(functions) == 1:
         return functions[0].get("parameters") or OBJECT
     return {"type": "object", "required": ["name", "arguments"], "properties": {
@@ -37,7 +38,7 @@ def forced_format(functions: list[dict[str, Any]]) -> dict[str, Any]:
         "arguments": {"anyOf": [f.get("parameters") or OBJECT for f in functions]}}}
 
 
-def answer_as_call(text: str, functions: list[dict[str, Any]]) -> tuple[str, str]:
+def answer_as_call(text: str, functions: list[OpenAIFunction]) -> tuple[str, str]:
     """The constrained answer as (function name, JSON arguments)."""
     try:
         value = json.loads(text)

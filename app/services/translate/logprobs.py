@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from app.services.translate.wire import OllamaLogprob, OpenAILogprobs
 
 
 def _utf8(token: str) -> list[int]:
     return list(token.encode("utf-8"))
 
 
-def ollama_to_openai_chat(items: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+def ollama_to_openai_chat(items: list[OllamaLogprob] | None) -> OpenAILogprobs | None:
     if not items:
         return None
     return {"content": [{"token": i.get("token", ""), "logprob": i.get("logprob", 0.0), "bytes": _utf8(i.get("token", "")),
@@ -18,7 +18,7 @@ def ollama_to_openai_chat(items: list[dict[str, Any]] | None) -> dict[str, Any] 
                         for i in items], "refusal": None}
 
 
-def ollama_to_openai_legacy(items: list[dict[str, Any]] | None, offset: int = 0) -> dict[str, Any] | None:
+def ollama_to_openai_legacy(items: list[OllamaLogprob] | None, offset: int = 0) -> OpenAILogprobs | None:
     if not items:
         return None
     offsets, position = [], offset
@@ -30,7 +30,7 @@ def ollama_to_openai_legacy(items: list[dict[str, Any]] | None, offset: int = 0)
                              for i in items], "text_offset": offsets}
 
 
-def openai_to_ollama(logprobs: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+def openai_to_ollama(logprobs: OpenAILogprobs | None) -> list[OllamaLogprob] | None:
     """Either OpenAI shape (chat's content list or completions' legacy columns) as Ollama's list."""
     if not isinstance(logprobs, dict):
         return None

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from app.services.translate.tool_calls import answer_arguments, call_id
+from app.services.translate.wire import OllamaMessage, OllamaToolCall, OpenAIReply, OpenAIToolCall
 
 
-def openai_message_to_ollama(message: dict[str, Any]) -> dict[str, Any]:
+def openai_message_to_ollama(message: OpenAIReply) -> OllamaMessage:
     """An OpenAI assistant message (or a whole streamed one) as Ollama's; a refusal is its text."""
-    out: dict[str, Any] = {"role": "assistant", "content": message.get("content") or message.get("refusal") or ""}
+    out: OllamaMessage = {"role": "assistant", "content": message.get("content") or message.get("refusal") or ""}
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     if reasoning:
         out["thinking"] = reasoning
@@ -28,7 +28,7 @@ def ollama_done_reason(finish_reason: str | None) -> str:
     return "length" if finish_reason == "length" else "stop"
 
 
-def ollama_calls_to_openai_deltas(calls: list[dict[str, Any]], first_index: int) -> list[dict[str, Any]]:
+def ollama_calls_to_openai_deltas(calls: list[OllamaToolCall], first_index: int) -> list[OpenAIToolCall]:
     """Ollama tool calls as OpenAI ids and JSON-string arguments, numbered from ``first_index``."""
     stamp = str(time.time_ns())
     return [{"index": first_index + n, "id": call.get("id") or call_id(stamp, first_index + n), "type": "function",
@@ -37,12 +37,14 @@ def ollama_calls_to_openai_deltas(calls: list[dict[str, Any]], first_index: int)
             for n, call in enumerate(calls)]
 
 
-def ollama_message_to_openai(message: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": "assistant", "content": message.get("content") or "", "refusal": None}
+def ollama_message_to_openai(message: OllamaMessage) -> OpenAIReply:
+    out: OpenAIReply = {"role": "assistant", "content": message.get("content") or "", "refusal": None}
     if message.get("thinking"):
         out["reasoning_content"] = message["thinking"]
     if message.get("tool_calls"):
-        out["tool_calls"] = [{k: v for k, v in call.items() if k != "index"}
-                             for call in ollama_calls_to_openai_deltas(message["tool_calls"], 0)]
+        calls = ollama_calls_to_openai_deltas(message["tool_calls"], 0)
+        for call in calls:
+            del call["index"]  # a whole answer's calls have no index (a delta's do)
+        out["tool_calls"] = calls
         out["content"] = out["content"] or None
     return out

@@ -6,34 +6,32 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any
 
+from app.services.json_types import JsonArray
 from app.services.translate.refusal import Unsupported
 
 MAX_RESPONSES = 256
 MAX_AGE_S = 3600.0
-
-ChatMessage = dict[str, Any]
 
 
 class ResponseStore:
     def __init__(self, max_count: int = MAX_RESPONSES, max_age_s: float = MAX_AGE_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.max_count, self.max_age_s, self._clock = max_count, max_age_s, clock
-        self._kept: OrderedDict[str, tuple[float, list[ChatMessage]]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[float, JsonArray]] = OrderedDict()
         self._gone: deque[str] = deque(maxlen=4 * max_count)  # ids let go, to say "expired" rather than "unknown"
 
     def __len__(self) -> int:
         self._expire()
         return len(self._kept)
 
-    def keep(self, response_id: str, conversation: list[ChatMessage]) -> None:
+    def keep(self, response_id: str, conversation: JsonArray) -> None:
         self._kept[response_id] = (self._clock(), conversation)
         self._expire()
         while len(self._kept) > self.max_count:
             self._gone.append(self._kept.popitem(last=False)[0])
 
-    def conversation(self, response_id: str) -> list[ChatMessage]:
+    def conversation(self, response_id: str) -> JsonArray:
         """The messages up to and including that response's answer, or Unsupported naming the id."""
         self._expire()
         kept = self._kept.get(response_id)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
+from app.services.json_types import JsonObject
 from app.services.translate.chat_events import (
     CallArguments,
     CallStart,
@@ -30,23 +30,24 @@ from app.services.translate.resp_answer import (
     reasoning_item,
     response_object,
 )
+from app.services.translate.wire import ResponsesItem, ResponsesObject, ResponsesPart, ResponsesRequest
 
 
 class ResponsesWriter:
     content_type = "text/event-stream"
 
-    def __init__(self, body: dict[str, Any], response_id: str,
-                 on_complete: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def __init__(self, body: ResponsesRequest, response_id: str,
+                 on_complete: Callable[[ResponsesObject], None] | None = None) -> None:
         self.body, self.response_id, self._on_complete = body, response_id, on_complete
         self._seq = 0
-        self.output: list[dict[str, Any]] = []
-        self._open: dict[str, Any] | None = None  # the reasoning or message item being written
+        self.output: list[ResponsesItem] = []
+        self._open: ResponsesItem | None = None  # the reasoning or message item being written
         self._open_text: list[str] = []
-        self._calls: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        self._calls: dict[int, tuple[ResponsesItem, list[str]]] = {}
         self._finish = "stop"
         self.finished = False
 
-    def _event(self, kind: str, **fields: Any) -> bytes:
+    def _event(self, kind: str, **fields: object) -> bytes:
         obj = {"type": kind, "sequence_number": self._seq, **fields}
         self._seq += 1
         return f"event: {kind}\ndata: {json.dumps(obj, separators=(',', ':'))}\n\n".encode()
@@ -90,13 +91,13 @@ class ResponsesWriter:
             self.output.append(item)
             index = len(self.output) - 1
             out += self._event("response.output_item.added", output_index=index, item=item)
-            part = ({"type": "reasoning_text", "text": ""} if kind == "reasoning" else
+            part: ResponsesPart = ({"type": "reasoning_text", "text": ""} if kind == "reasoning" else
                     {"type": "output_text", "text": "", "annotations": [], "logprobs": []})
             out += self._event("response.content_part.added", item_id=item["id"], output_index=index,
                                content_index=0, part=part)
         self._open_text.append(event.text)
         delta_kind = "response.reasoning_text.delta" if kind == "reasoning" else "response.output_text.delta"
-        extra: dict[str, Any] = {} if kind == "reasoning" else {"logprobs": []}
+        extra: JsonObject = {} if kind == "reasoning" else {"logprobs": []}
         out += self._event(delta_kind, item_id=self._open["id"], output_index=self.output.index(self._open),
                            content_index=0, delta=event.text, **extra)
         return bytes(out)
@@ -110,7 +111,7 @@ class ResponsesWriter:
         index = self.output.index(item)
         if item["type"] == "reasoning":
             done = reasoning_item(item["id"], text)
-            part = done["content"][0] if done["content"] else {"type": "reasoning_text", "text": ""}
+            part: ResponsesPart = done["content"][0] if done["content"] else {"type": "reasoning_text", "text": ""}
             out = self._event("response.reasoning_text.done", item_id=item["id"], output_index=index,
                               content_index=0, text=text)
         else:

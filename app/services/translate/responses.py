@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
+from app.services.json_types import JsonObject
 from app.services.translate.lines import LineBuffer
 from app.services.translate.shapes import Api
+from app.services.translate.wire import OllamaAnswer, OpenAIAnswer, OpenAIUsage
 
 
 @dataclass
@@ -27,11 +29,11 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-def sse(obj: dict[str, Any]) -> bytes:
+def sse(obj: Mapping[str, object]) -> bytes:
     return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
 
-def ndjson(obj: dict[str, Any]) -> bytes:
+def ndjson(obj: Mapping[str, object]) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
@@ -41,7 +43,7 @@ class StreamTranslator:
     def __init__(self) -> None:
         self.usage = Usage()
         self.finished_cleanly = False
-        self.context: Any = None  # an Ollama generate answer's context (its next turn sends it back)
+        self.context: object = None  # an Ollama generate answer's context (its next turn sends it back)
         self._splitter = LineBuffer()
 
     def feed(self, chunk: bytes) -> bytes:
@@ -56,7 +58,7 @@ class StreamTranslator:
         return self.on_lines([rest]) if rest else b""
 
 
-def wants_usage_chunk(client_body: dict[str, Any]) -> bool:
+def wants_usage_chunk(client_body: JsonObject) -> bool:
     options = client_body.get("stream_options")
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
@@ -111,11 +113,12 @@ class PassThrough(StreamTranslator):
             if line.endswith(b"[DONE]"):
                 self.finished_cleanly = True
             elif line.startswith(b"data:") and b'"usage"' in line:
-                usage = json.loads(line[5:]).get("usage")
+                chunk: OpenAIAnswer = json.loads(line[5:])
+                usage = chunk.get("usage")
                 if usage:
                     self.usage = Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
         elif b'"done"' in line:
-            obj = json.loads(line)
+            obj: OllamaAnswer = json.loads(line)
             if obj.get("done"):
                 self.finished_cleanly = True
                 self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
@@ -132,7 +135,7 @@ def _is_usage_chunk(line: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("choices") == [] and bool(obj.get("usage"))
 
 
-def ollama_done_fields(done_reason: str, usage: Usage, started_ns: int) -> dict[str, Any]:
+def ollama_done_fields(done_reason: str, usage: Usage, started_ns: int) -> OllamaAnswer:
     """The counts Ollama's final object carries; durations Pairwise did not measure are left out."""
     return {
         "done_reason": done_reason,
@@ -142,6 +145,6 @@ def ollama_done_fields(done_reason: str, usage: Usage, started_ns: int) -> dict[
     }
 
 
-def openai_usage(usage: Usage) -> dict[str, int]:
+def openai_usage(usage: Usage) -> OpenAIUsage:
     prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Literal
+
+from app.services.json_types import JsonObject
 
 Api = Literal["ollama", "openai"]
 Operation = Literal["chat", "complete", "embed", "embed_legacy"]
@@ -24,7 +27,7 @@ PATHS: dict[Api, dict[Operation, str]] = {
 }
 
 
-def wants_stream(api: Api, operation: Operation, body: dict[str, object]) -> bool:
+def wants_stream(api: Api, operation: Operation, body: Mapping[str, object]) -> bool:
     if operation in ("embed", "embed_legacy"):
         return False
     # Ollama streams unless told not to; OpenAI only when asked.
@@ -40,7 +43,7 @@ def canonical_model(name: str) -> str:
 
 
 def error_body(api: Api, message: str, *, status: int, kind: str = "invalid_request_error",
-               param: str | None = None) -> dict[str, object]:
+               param: str | None = None) -> JsonObject:
     """An error as each API writes it; ``param`` names the request field at fault (OpenAI's shape has a place for it)."""
     if api == "ollama":
         return {"error": message}

@@ -3,18 +3,21 @@ Apart from ``responses.py``, which both translators import, so that neither impo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
+from app.services.json_types import JsonObject
 from app.services.translate.responses import PassThrough, StreamTranslator, wants_usage_chunk
 from app.services.translate.shapes import Api, Operation
 from app.services.translate.stream_to_ollama import OpenAIToOllama
 from app.services.translate.stream_to_openai import OllamaToOpenAI
+from app.services.translate.wire import OpenAIRequest
 
 
 def make_stream_translator(upstream: Api, client: Api, operation: Operation, requested: str, upstream_model: str,
-                           client_body: dict[str, Any]) -> StreamTranslator:
+                           client_body: JsonObject) -> StreamTranslator:
     if upstream == client:
         return PassThrough(client, requested, upstream_model, keep_usage_chunk=wants_usage_chunk(client_body))
     if upstream == "openai":
         return OpenAIToOllama(operation, requested)
-    return OllamaToOpenAI(operation, requested, wants_usage_chunk(client_body), client_body)
+    # The client speaks OpenAI here, and its request passed that API's field table (validate.py).
+    return OllamaToOpenAI(operation, requested, wants_usage_chunk(client_body), cast(OpenAIRequest, client_body))

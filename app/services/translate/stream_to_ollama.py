@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from app.services.translate import logprobs
 from app.services.translate.messages_out import ollama_done_reason
 from app.services.translate.responses import StreamTranslator, Usage, ndjson, now_rfc3339, ollama_done_fields
 from app.services.translate.shapes import Operation
 from app.services.translate.tool_calls import answer_arguments
+from app.services.translate.wire import OllamaAnswer, OpenAIAnswer, OpenAIChoice
 
 
 class OpenAIToOllama(StreamTranslator):
@@ -24,7 +24,7 @@ class OpenAIToOllama(StreamTranslator):
         self._pieces = 0
         self.operation, self.model = operation, model
         self._finish_reason: str | None = None
-        self._calls: dict[int, dict[str, Any]] = {}
+        self._calls: dict[int, dict[str, str]] = {}  # index -> the name and arguments gathered
         self._started = time.monotonic_ns()
 
     def on_lines(self, lines: list[bytes]) -> bytes:
@@ -37,15 +37,15 @@ class OpenAIToOllama(StreamTranslator):
                 out += self._final()  # raises for an answer that cannot be translated: not a clean end
                 self.finished_cleanly = True
                 continue
-            obj = json.loads(payload)
-            if obj.get("usage"):
-                u = obj["usage"]
+            obj: OpenAIAnswer = json.loads(payload)
+            u = obj.get("usage")
+            if u:
                 self.usage = Usage(u.get("prompt_tokens"), u.get("completion_tokens"))
             for choice in obj.get("choices") or []:
                 out += self._choice(choice)
         return bytes(out)
 
-    def _choice(self, choice: dict[str, Any]) -> bytes:
+    def _choice(self, choice: OpenAIChoice) -> bytes:
         if choice.get("finish_reason"):
             self._finish_reason = choice["finish_reason"]
         delta = choice.get("delta") or {}
@@ -70,8 +70,8 @@ class OpenAIToOllama(StreamTranslator):
             piece["logprobs"] = piece_logprobs
         return ndjson(piece)
 
-    def _piece(self, text: str, *, done: bool) -> dict[str, Any]:
-        base: dict[str, Any] = {"model": self.model, "created_at": now_rfc3339()}
+    def _piece(self, text: str, *, done: bool) -> OllamaAnswer:
+        base: OllamaAnswer = {"model": self.model, "created_at": now_rfc3339()}
         if self.operation == "chat":
             base["message"] = {"role": "assistant", "content": text}
         else:

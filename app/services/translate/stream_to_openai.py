@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from app.services.translate import logprobs
 from app.services.translate.forced import answer_as_call, forced_functions
@@ -16,13 +15,22 @@ from app.services.translate.messages_out import ollama_calls_to_openai_deltas
 from app.services.translate.responses import StreamTranslator, Usage, openai_usage, sse
 from app.services.translate.shapes import Operation
 from app.services.translate.tool_calls import call_id
+from app.services.translate.wire import (
+    OllamaAnswer,
+    OpenAIAnswer,
+    OpenAIChoice,
+    OpenAILogprobs,
+    OpenAIReply,
+    OpenAIRequest,
+    OpenAIUsage,
+)
 
 
 class OllamaToOpenAI(StreamTranslator):
     content_type = "text/event-stream"
 
     def __init__(self, operation: Operation, model: str, include_usage: bool,
-                 client_body: dict[str, Any] | None = None) -> None:
+                 client_body: OpenAIRequest | None = None) -> None:
         super().__init__()
         self.operation, self.model, self.include_usage = operation, model, include_usage
         client_body = client_body or {}
@@ -37,8 +45,8 @@ class OllamaToOpenAI(StreamTranslator):
         self._calls = 0
         self._offset = 0
 
-    def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
-        obj: dict[str, Any] = {
+    def _chunk(self, choices: list[OpenAIChoice], usage: OpenAIUsage | None = None) -> bytes:
+        obj: OpenAIAnswer = {
             "id": self._id,
             "object": "chat.completion.chunk" if self.operation == "chat" else "text_completion",
             "created": self._created,
@@ -52,7 +60,7 @@ class OllamaToOpenAI(StreamTranslator):
     def on_lines(self, lines: list[bytes]) -> bytes:
         out = bytearray()
         for line in lines:
-            obj = json.loads(line)
+            obj: OllamaAnswer = json.loads(line)
             if obj.get("error"):
                 raise ValueError(str(obj["error"]))
             if self.operation == "chat" and not self._sent_role:
@@ -75,10 +83,10 @@ class OllamaToOpenAI(StreamTranslator):
                 out += b"data: [DONE]\n\n"
         return bytes(out)
 
-    def _content(self, obj: dict[str, Any]) -> bytes:
+    def _content(self, obj: OllamaAnswer) -> bytes:
         message = obj.get("message") or {}
         text = message.get("content", "") if self.operation == "chat" else obj.get("response", "")
-        delta: dict[str, Any] = {}
+        delta: OpenAIReply = {}
         if text and self._forced:
             self._forced_text.append(text)
             text = ""
@@ -101,7 +109,7 @@ class OllamaToOpenAI(StreamTranslator):
         self._offset += len(text)
         return self._chunk([self._choice(delta, text, None, legacy)])
 
-    def _choice(self, delta: dict[str, Any], text: str, finish: str | None, lp: dict[str, Any] | None) -> dict[str, Any]:
+    def _choice(self, delta: OpenAIReply, text: str, finish: str | None, lp: OpenAILogprobs | None) -> OpenAIChoice:
         if self.operation == "chat":
             return {"index": 0, "delta": delta, "logprobs": lp, "finish_reason": finish}
         return {"index": 0, "text": text, "logprobs": lp, "finish_reason": finish}

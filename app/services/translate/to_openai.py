@@ -5,18 +5,21 @@ What each field becomes is in fields.OLLAMA_TO_OPENAI (also the README's table).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import cast
 
+from app.services.json_types import JsonObject, JsonValue
 from app.services.translate.fields import ENGINE_NAMES, OLLAMA_TO_OPENAI, copies, fate, is_empty, why
 from app.services.translate.images import data_url
 from app.services.translate.refusal import Untranslatable
 from app.services.translate.shapes import Operation, wants_stream
 from app.services.translate.tool_calls import ToolCallIds, ollama_calls_to_openai
+from app.services.translate.wire import OllamaMessage, OllamaRequest, OpenAIMessage, OpenAIRequest, OpenAITool
 
 SAME_OPTIONS = copies(OLLAMA_TO_OPENAI, "options.")  # option -> the OpenAI field it is copied to
 
 
-def refuse_unknown(body: dict[str, Any], prefix: str = "") -> None:
+def refuse_unknown(body: Mapping[str, object], prefix: str = "") -> None:
     """Refuses the first field the table refuses (or does not know); an empty value is an absent one."""
     for name, value in body.items():
         path = prefix + name
@@ -26,12 +29,12 @@ def refuse_unknown(body: dict[str, Any], prefix: str = "") -> None:
             raise Untranslatable(path, "openai", why(OLLAMA_TO_OPENAI, path, "the OpenAI API has no such field"))
 
 
-def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
-                     context_length: int | None, engine: str | None = None) -> dict[str, Any]:
+def ollama_to_openai(operation: Operation, body: OllamaRequest, model: str,
+                     context_length: int | None, engine: str | None = None) -> OpenAIRequest:
     """``engine``: what the engine calls itself (its /v1/models ``owned_by``), for the fields it
     names its own way (fields.ENGINE_NAMES)."""
     refuse_unknown(body)
-    out: dict[str, Any] = {"model": model}
+    out: OpenAIRequest = {"model": model}
     if operation in ("embed", "embed_legacy"):
         out["input"] = body.get("input", body.get("prompt", ""))
         if body.get("dimensions") is not None:
@@ -40,7 +43,7 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
     if operation == "chat":
         out["messages"] = messages_to_openai(body.get("messages") or [])
         if body.get("tools"):
-            out["tools"] = body["tools"]
+            out["tools"] = cast(list[OpenAITool], body["tools"])  # Ollama's tools are OpenAI's shape (checks.TOOLS)
     else:
         if body.get("images"):
             raise Untranslatable("images", "openai", OLLAMA_TO_OPENAI["images"].how)
@@ -48,7 +51,8 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
         out["prompt"] = f"{body['system']}\n\n{prompt}" if body.get("system") else prompt
         if body.get("suffix"):
             out["suffix"] = body["suffix"]
-    out.update(options_to_openai(body.get("options") or {}, context_length, engine))
+    # The options' OpenAI names come from the field table (fields.OLLAMA_TO_OPENAI) and ENGINE_NAMES.
+    out.update(cast(OpenAIRequest, options_to_openai(body.get("options") or {}, context_length, engine)))
     if body.get("format"):  # "" is Ollama's "no format"
         out["response_format"] = response_format(body["format"])
     out.update(think_to_openai(body.get("think")))
@@ -67,9 +71,9 @@ def ollama_to_openai(operation: Operation, body: dict[str, Any], model: str,
     return out
 
 
-def options_to_openai(options: dict[str, Any], context_length: int | None,
-                      engine: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def options_to_openai(options: JsonObject, context_length: int | None,
+                      engine: str | None = None) -> JsonObject:
+    out: JsonObject = {}
     own_names = ENGINE_NAMES.get(engine or "", {})
     for name, value in options.items():
         if is_empty(value):
@@ -77,7 +81,7 @@ def options_to_openai(options: dict[str, Any], context_length: int | None,
         if name in SAME_OPTIONS:
             out[own_names.get(f"options.{name}", SAME_OPTIONS[name])] = value
         elif name == "num_predict":
-            if value >= 0:  # -1 (and -2): as long as the model goes, OpenAI's default
+            if isinstance(value, int | float) and value >= 0:  # -1 (and -2): as long as the model goes, OpenAI's default
                 out["max_tokens"] = value
         elif name == "num_ctx":
             # The window of an OpenAI-API engine is set where it runs: num_ctx is a hint, never a
@@ -90,7 +94,7 @@ def options_to_openai(options: dict[str, Any], context_length: int | None,
     return out
 
 
-def response_format(fmt: Any) -> dict[str, Any]:
+def response_format(fmt: JsonValue) -> JsonObject:
     if fmt == "json":
         return {"type": "json_object"}
     if isinstance(fmt, dict):
@@ -98,7 +102,7 @@ def response_format(fmt: Any) -> dict[str, Any]:
     raise Untranslatable("format", "openai", "only \"json\" or a JSON schema object")
 
 
-def think_to_openai(think: Any) -> dict[str, Any]:
+def think_to_openai(think: bool | str | None) -> OpenAIRequest:
     if think is None:
         return {}
     if think is False:
@@ -106,17 +110,18 @@ def think_to_openai(think: Any) -> dict[str, Any]:
     return {"reasoning_effort": "medium" if think is True else think}
 
 
-def messages_to_openai(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def messages_to_openai(messages: list[OllamaMessage]) -> list[OpenAIMessage]:
     ids = ToolCallIds()
-    out = []
+    out: list[OpenAIMessage] = []
     for index, message in enumerate(messages):
         role = message.get("role", "user")
-        converted: dict[str, Any] = {"role": role}
+        converted: OpenAIMessage = {"role": role}
         text = message.get("content") or ""
         images = message.get("images") or []
         if images:
-            converted["content"] = ([{"type": "text", "text": text}] if text else []) + [
-                {"type": "image_url", "image_url": {"url": data_url(image)}} for image in images]
+            parts: list[JsonObject] = [{"type": "text", "text": text}] if text else []
+            parts += [{"type": "image_url", "image_url": {"url": data_url(image)}} for image in images]
+            converted["content"] = parts
         else:
             converted["content"] = text
         if message.get("tool_calls"):

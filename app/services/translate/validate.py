@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
+from app.services.json_types import JsonObject
 from app.services.translate.checks import AllOf, Check, Each, Fields, InvalidRequest
 from app.services.translate.fields import OLLAMA_TO_OPENAI, OPENAI_TO_OLLAMA, Table
 from app.services.translate.fields_dialects import ANTHROPIC_TO_CHAT, RESPONSES_TO_CHAT
@@ -71,7 +71,7 @@ RESPONSES = schema(RESPONSES_TO_CHAT, "create")
 ANTHROPIC = {operation: schema(ANTHROPIC_TO_CHAT, operation) for operation in ("create", "count")}
 
 
-def refuse_non_finite(value: Any, path: str) -> None:
+def refuse_non_finite(value: object, path: str) -> None:
     """NaN and Infinity are not JSON (Python's parser takes them; Ollama's and OpenAI's refuse them)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidRequest(path or "body", "a finite number (NaN and Infinity are not JSON)")
@@ -83,7 +83,7 @@ def refuse_non_finite(value: Any, path: str) -> None:
             refuse_non_finite(item, f"{path}[{index}]")
 
 
-def validate_request(api: Api, operation: Operation, body: dict[str, Any]) -> None:
+def validate_request(api: Api, operation: Operation, body: JsonObject) -> None:
     """Raises InvalidRequest naming the first field of the wrong type or out of its range (NaN and
     Infinity first: they are no JSON at all, whatever the field)."""
     refuse_non_finite(body, "")
