@@ -35,7 +35,7 @@ from bench.readings import cpu_seconds
 
 MODEL = "tiny:latest"
 BODY = {"model": MODEL, "stream": False, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
-_SOCKET = re.compile(r"^\S+\s+\S+\s+\S+\s+(\S+):(\d+)\s+(\S+):(\d+)")
+_SOCKET = re.compile(r"^\d+\s+\d+\s+(\S+):(\d+)\s+(\S+):(\d+)")
 _BYTES = re.compile(r"\bbytes_(sent|received):(\d+)")
 
 
