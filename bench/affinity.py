@@ -12,13 +12,16 @@ the other conversation, which computes the whole prompt again. The row: median t
 of turns 2..N, with and without, and their ratio. CPU-bound and noisy on a shared machine: read the
 ratio, not the milliseconds.
 
-``--order alternate`` (the default) makes the turns' arrival order deterministic: each turn, one
-conversation is sent and, once its request holds a copy (the engines' ``in_flight``), the other; the
-conversation that speaks first alternates from turn to turn. Without affinity the first arrival takes the
-copy the planner orders first, so every turn after the first lands on the copy that last served the
-other conversation; with affinity each stays. ``--order lockstep`` sends both at once (the arrival order
-is a race: about half the turns move without affinity). The row of issue 31 is the time to first token of
-the last turn (turn 5) at ``--context-tokens`` (about 4,000 by turn 5), with and without, as a ratio.
+``--order swap-last`` (the default) makes the arrival order deterministic: each turn, one conversation
+is sent and, once its request holds a copy (the engines' ``in_flight``), the other. The first conversation
+speaks first in every turn but the last, where the second does. Both modes get the same sequence: with
+affinity every turn stays on its copy; without, turns 1 to N-1 happen to land where they were (the
+arrival order matches), and turn N lands by load on the copy holding the other conversation, which
+computes its whole prompt again. The row of issue 31 is that turn's time to first token (turn 5, about
+4,000 tokens of prompt), without over with. One moved turn per conversation keeps the run within
+minutes on a loaded machine, where each full prompt takes minutes. ``--order alternate`` swaps the order
+every turn (every later turn moves without affinity); ``--order lockstep`` sends both at once (a race:
+about half the turns move without affinity).
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def send_turn(node: NodeProc, talks: list[list[dict[str, str]]], first: int, ord
 
 
 def run_mode(root: Path, engines: list[str], affinity: bool, turns: int, words: int,
-             order: str = "alternate") -> dict[str, Any]:
+             order: str = "swap-last") -> dict[str, Any]:
     env = {} if affinity else {"PAIRWISE_AFFINITY": "off"}
     node = NodeProc(root / ("on" if affinity else "off"), "bench", env=env).start(wait_answer=True)
     try:
@@ -131,7 +134,8 @@ def run_mode(root: Path, engines: list[str], affinity: bool, turns: int, words: 
         where: dict[int, str] = {}
         for turn in range(1, turns + 1):
             results: dict[int, tuple[float, str, str]] = {}
-            send_turn(node, talks, (turn + 1) % 2, order, results)
+            first = (turn + 1) % 2 if order == "alternate" else int(turn == turns)
+            send_turn(node, talks, first, order, results)
             jobs = {j["id"]: j for j in node.control("GET", "/jobs?limit=20")["jobs"]}
             for i in range(2):
                 seconds, answer, job_id = results[i]
@@ -164,7 +168,7 @@ def p50_ms(values: list[float]) -> float | None:
     return round(statistics.median(values) * 1000, 1) if values else None
 
 
-def measure(turns: int = 5, words: int = 3800, n_ctx: int = 6144, order: str = "alternate") -> dict[str, Any]:
+def measure(turns: int = 5, words: int = 3800, n_ctx: int = 6144, order: str = "swap-last") -> dict[str, Any]:
     """Both modes on the same two llama.cpp servers (each node its own; the servers' caches are shared)."""
     model = gguf()
     procs = [start_llama(model, n_ctx) for _ in range(2)]
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context-words", type=int, default=3800,
                         help="the context's words (about one token each: ~4,000 tokens by turn 5)")
     parser.add_argument("--n-ctx", type=int, default=6144, help="each llama.cpp server's context (SmolLM2: 8192 trained)")
-    parser.add_argument("--order", choices=("alternate", "lockstep"), default="alternate")
+    parser.add_argument("--order", choices=("swap-last", "alternate", "lockstep"), default="swap-last")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.turns, args.context_words, args.n_ctx, args.order)
