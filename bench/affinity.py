@@ -43,6 +43,7 @@ import httpx
 from app.harness import NodeProc, free_port, wait_until
 
 MODEL = "smollm2"
+HOLD_TOKENS = 48
 
 
 def gguf() -> Path:
@@ -70,9 +71,9 @@ def start_llama(model: Path, n_ctx: int) -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
-def ttfb(url: str, messages: list[dict[str, str]]) -> tuple[float, str, str]:
+def ttfb(url: str, messages: list[dict[str, str]], max_tokens: int = 8) -> tuple[float, str, str]:
     """Seconds to the first content chunk, the answer, and the engine that served it."""
-    body = {"model": MODEL, "messages": messages, "max_tokens": 8, "temperature": 0, "stream": True}
+    body = {"model": MODEL, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True}
     started = time.perf_counter()
     first: float | None = None
     text = []
@@ -89,8 +90,9 @@ def ttfb(url: str, messages: list[dict[str, str]]) -> tuple[float, str, str]:
     return first or float("nan"), "".join(text), job
 
 
-def ask(url: str, messages: list[dict[str, str]], results: dict[int, tuple[float, str, str]], i: int) -> None:
-    results[i] = ttfb(url, messages)
+def ask(url: str, messages: list[dict[str, str]], results: dict[int, tuple[float, str, str]], i: int,
+        max_tokens: int = 8) -> None:
+    results[i] = ttfb(url, messages, max_tokens)
 
 
 def conversation(seed: int, words: int) -> list[dict[str, str]]:
@@ -105,7 +107,11 @@ def busy_copies(node: NodeProc) -> int:
 
 def send_turn(node: NodeProc, talks: list[list[dict[str, str]]], first: int, order: str,
               results: dict[int, tuple[float, str, str]]) -> None:
-    threads = {i: threading.Thread(target=ask, args=(node.url, talks[i], results, i)) for i in range(2)}
+    # The first speaker asks for a longer answer: a cached turn's first token comes in under a second, and
+    # its copy must still be held when the second is planned (its time to first token is unchanged).
+    longer = {first: HOLD_TOKENS} if order != "lockstep" else {}
+    threads = {i: threading.Thread(target=ask, args=(node.url, talks[i], results, i, longer.get(i, 8)))
+               for i in range(2)}
     if order == "lockstep":
         for t in threads.values():
             t.start()
