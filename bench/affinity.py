@@ -157,17 +157,10 @@ def run_mode(root: Path, engines: list[str], affinity: bool, turns: int, words: 
                              {"role": "user", "content": f"And point {turn}?"}]
         return {"affinity": affinity, "turns": turns, "context_words": words, "order": order,
                 "ttfb_turn_n_p50_ms": p50_ms(later), "ttfb_last_turn_p50_ms": p50_ms(last),
-                "last_turn_prompt_tokens": last_prompt_tokens(node),
                 "turns_moved_to_other_copy": moved, "later_turns": len(later),
                 "ttfb_stayed_p50_ms": p50_ms(stayed_s), "ttfb_moved_p50_ms": p50_ms(moved_s)}
     finally:
         node.stop()
-
-
-def last_prompt_tokens(node: NodeProc) -> int | None:
-    """The engine's own count of the last turn's prompt (the job's usage)."""
-    jobs = node.control("GET", "/jobs?limit=1")["jobs"]
-    return jobs[0].get("prompt_tokens") if jobs else None
 
 
 def p50_ms(values: list[float]) -> float | None:
@@ -213,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{with_['ttfb_last_turn_p50_ms']} ms, without {without['ttfb_last_turn_p50_ms']} ms: "
               f"x{result['last_turn_without_over_with']} (turns 2..{args.turns}: x{result['without_over_with']}; "
               f"moved {with_['turns_moved_to_other_copy']} / {without['turns_moved_to_other_copy']} of "
-              f"{with_['later_turns']}; last prompt {without['last_turn_prompt_tokens']} tokens)")
+              f"{with_['later_turns']})")
     return 0
 
 

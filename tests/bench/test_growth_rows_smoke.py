@@ -42,6 +42,5 @@ def test_the_affinity_row_runs_on_two_llama_servers() -> None:
     for mode in ("with_affinity", "without_affinity"):
         row = result[mode]
         assert row["later_turns"] == 2 and row["ttfb_last_turn_p50_ms"] > 0
-        assert row["last_turn_prompt_tokens"] and row["last_turn_prompt_tokens"] > 40  # what reached the engine
     # With affinity no turn moves, whatever the arrival order (without, where a turn lands is the bench's figure).
     assert result["with_affinity"]["turns_moved_to_other_copy"] == 0
