@@ -45,7 +45,18 @@ def home_everywhere(parser: argparse.ArgumentParser) -> None:
                 home_everywhere(command)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: list[str]) -> str | None:
+    """The command named in ``argv`` (None for none), read the way the full parser reads the options before it."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--home")
+    add_node_options(pre)
+    pre.add_argument("command", nargs="?")
+    return pre.parse_known_args(argv)[0].command
+
+
+def build_parser(*, extensions: bool = True) -> argparse.ArgumentParser:
+    """``extensions=False``: only the commands defined here (``serve`` among them), without importing
+    the command groups' modules: a node started with ``pairwise serve`` needs none of them."""
     parser = argparse.ArgumentParser(prog="pairwise", description="Your machines as one LLM cluster.")
     parser.add_argument("--home", help=HOME_HELP)
     add_node_options(parser)
@@ -91,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     dsub = database.add_subparsers(dest="database_command", required=True)
     dsub.add_parser("set-aside", help="move a damaged state.db aside (kept) so the node starts a fresh one")
 
-    for register in _extensions():
+    for register in _extensions() if extensions else []:
         register(sub)
     home_everywhere(parser)
     return parser
@@ -113,8 +124,9 @@ def _extensions() -> list[Any]:
 
 def main(argv: list[str] | None = None) -> int:
     setup_console_output()  # before the first line: redirected output must not fail on a node's name
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(extensions=command_of(words) != "serve")
+    args = parser.parse_args(words)
     if getattr(args, "name", None):
         args.name = typed_text(args.name)
     try:

@@ -15,7 +15,6 @@ from app.home import Home
 from app.services import errors
 from app.services.errors import ControlError, PairwiseError
 from app.services.platform.files import read_text
-from app.services.platform.process import pid_alive
 
 PREFIX = "/_pairwise/v1"
 
@@ -33,6 +32,9 @@ class ControlClient:
     @staticmethod
     def runtime(home: Home) -> dict[str, Any] | None:
         """The running node's runtime file, or None when no node runs (a killed node leaves a stale file)."""
+        # psutil, here and not at the top: `pairwise serve` imports this module but never asks.
+        from app.services.platform.process import pid_alive
+
         try:
             data = json.loads(read_text(home.runtime_file))
             alive = pid_alive(int(data["pid"]))  # never os.kill(pid, 0): on Windows that sends Ctrl+C

@@ -25,7 +25,7 @@ import httpx
 
 from app.harness import REPO, NodeProc, TinyProc, pair
 from app.services.eventloop import loop_name
-from bench import aiohttp_floor, litellm_proxy, nginx_proxy, phases, splice_floor, targets, wan
+from bench import aiohttp_floor, growth_rows, litellm_proxy, nginx_proxy, phases, splice_floor, targets, wan
 from bench.load import Target
 from bench.readings import rss_mb
 from bench.report import headline, table
@@ -199,6 +199,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raw["notes"].append(f"rented link skipped: {raw['wan']['skipped']}")
     elif mode != "full":
         raw["notes"].append("rented link at 40 ms RTT left out of short runs (--phases ...,wan, or python -m bench.wan)")
+    if args.growth or (mode == "full" and not args.no_growth):
+        # After the side-by-side phases and with their processes gone: each row starts its own.
+        raw["growth"] = growth_rows.run(growth_rows.SMOKE if mode == "smoke" else growth_rows.FULL, log, raw["notes"])
+    elif mode != "smoke":
+        raw["notes"].append("growth rows skipped (a full run makes them; --growth adds them to a quick run)")
     raw["machine"]["loadavg_at_end"] = os.getloadavg()
     return raw
 
@@ -219,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics-off", action="store_true",
                         help="also run a node with PAIRWISE_METRICS=off (what /metrics costs, side by side)")
     parser.add_argument("--candidate", type=Path, help="also run a node from this checkout (A/B a patch)")
+    parser.add_argument("--no-growth", action="store_true",
+                        help="leave out the growth rows (job history, inventory, peers, affinity) of a full run")
+    parser.add_argument("--growth", action="store_true", help="make the growth rows in a quick or smoke run too")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where the raw JSON goes")
     args = parser.parse_args(argv)
     # A SIGTERM unwinds like Ctrl-C, so every process, temp dir and the rented link's namespace come down.
@@ -241,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
         print(wan.table(raw["wan"]))
     print()
     print(targets.summary(raw["targets"]))
+    if "growth" in raw:
+        print()
+        print(growth_rows.lines(raw["growth"]))
     for note in raw["notes"]:
         print(f"note: {note}")
     m = raw["machine"]

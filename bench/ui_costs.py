@@ -24,13 +24,14 @@ async def measure(jobs: int, events: int) -> None:
     from app.home import Home
     from app.services.bootstrap import build_node
     from app.services.events import WorkloadRunning
+    from app.services.jobs.requester import local_app
     from app.ui.app import TrayApp
 
     home = Path(tempfile.mkdtemp(prefix="pairwise-bench-ui-"))
     node = build_node(Home(home), listen="127.0.0.1:0", cluster_listen="127.0.0.1:0", name="bench", mdns=False)
     await node.start()
     for i in range(jobs):  # history the views read
-        job = node.tracker.open(model=f"m{i % 7}", api="openai", requester="bench")
+        job = node.tracker.open(model=f"m{i % 7}", api="openai", requester=local_app(node.node_id, "bench", "bench"))
         node.tracker.finish(job, "completed", prompt_tokens=3, completion_tokens=12)
     record = node.jobs.list(limit=1)[0].to_json()
 

@@ -188,12 +188,29 @@ class Upstream(ABC):
         return entry.name if entry is not None else None
 
     def entry_for(self, canonical: str) -> ModelEntry | None:
-        models = self.models()
+        by_canonical = self._model_index()
         for name in self.names(canonical) if self.names is not None else [canonical]:
-            for entry in models:
-                if entry.canonical == name:
-                    return entry
+            entry = by_canonical.get(name)
+            if entry is not None:
+                return entry
         return None
+
+    # The planner asks every upstream for the model on every request: walking each list made the front
+    # door's added time grow with the inventory (bench/inventory.py). Engines and peers replace their
+    # list whole when it changes, so the list's identity (and length) says whether the index is its own.
+    _indexed: tuple[list[ModelEntry], int, dict[str, ModelEntry]] | None = None
+
+    def _model_index(self) -> dict[str, ModelEntry]:
+        """Canonical name -> the first entry of ``models()`` with that name (as the walk used to find)."""
+        models = self.models()
+        indexed = self._indexed
+        if indexed is not None and indexed[0] is models and indexed[1] == len(models):
+            return indexed[2]
+        by_canonical: dict[str, ModelEntry] = {}
+        for entry in models:
+            by_canonical.setdefault(entry.canonical, entry)
+        self._indexed = (models, len(models), by_canonical)
+        return by_canonical
 
     def window(self, canonical: str) -> int | None:
         """How many tokens (prompt and answer) one request may take on this copy; None if unknown."""
