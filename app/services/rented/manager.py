@@ -157,6 +157,11 @@ class RentedManager:
     def changed(self, reason: str) -> None:
         self.bus.publish(NodeChanged(node=self.sponsor_name, reason=reason))
 
+    def recheck(self) -> None:
+        """Ask every provider about its nodes now (the machine woke from sleep: what they say may have changed)."""
+        for hook in list(self.hooks.on_recheck):
+            hook()
+
     # -- declarations ----------------------------------------------------------------------------------------
 
     def get(self, name: str) -> RentedUpstream:
