@@ -51,11 +51,13 @@ JOB_STAGES: dict[str, State] = {
 
 # HF's proxy holds a request while a replica starts for as long as X-Scale-Up-Timeout says; any 503 from
 # an endpoint is a replica still starting; its state comes from the management API (lifecycle.py).
+# Its /health is answered by HF's proxy without waking the endpoint; TGI is HF's default engine (/info).
 ENDPOINT_TRAITS = WireTraits(states=ENDPOINT_STATES, wait_header="x-scale-up-timeout", warms_on_503=True,
-                             state_polled=True)
-JOB_TRAITS = WireTraits(states=JOB_STAGES, url_is_identity=False)  # a Job's URL is new with each job
-# The router fronts many providers' models: the declared ones are what this node serves.
-ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True)
+                             state_polled=True, health_first=True, asks_info=True)
+JOB_TRAITS = WireTraits(states=JOB_STAGES, url_is_identity=False, asks_info=True)  # a Job's URL is new with each job
+# The router fronts many providers' models: the declared ones are what this node serves; its model list
+# prices each (per token); it has no /info.
+ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True, lists_token_prices=True)
 
 
 class EndpointProvider(BaseProvider):

@@ -167,7 +167,9 @@ class BaseProvider:
 
 
 class PlainProvider(BaseProvider):
-    """Any OpenAI-compatible endpoint: nothing to manage, priced as declared."""
+    """Any OpenAI-compatible endpoint: nothing to manage, priced as declared (it may be TGI: /info is asked)."""
+
+    traits = WireTraits(asks_info=True)
 
 
 async def run_action(provider: Provider, action: Action, name: str) -> None:
