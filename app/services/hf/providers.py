@@ -12,6 +12,7 @@ from app.services.errors import RefusedError
 from app.services.hf import states
 from app.services.hf.jobs_models import TERMINAL
 from app.services.hf.jobs_ops import window_refusal
+from app.services.rented.decl import DeclRules
 from app.services.rented.provider import (
     Action,
     BaseProvider,
@@ -37,6 +38,8 @@ ENDPOINT, JOB, ROUTER = "huggingface-endpoint", "huggingface-job", "huggingface-
 ACCOUNT: ServiceKey[HfService] = ServiceKey(ENDPOINT, "account")
 ENDPOINT_OPS: ServiceKey[HfRented] = ServiceKey(ENDPOINT, "operations")
 WINDOW_OPS: ServiceKey[HfJobs] = ServiceKey(JOB, "operations")
+# Every provider a declaration may name on a node with Hugging Face attached (the CLI's help lists them).
+KNOWN_PROVIDERS: tuple[str, ...] = (ENDPOINT, JOB, ROUTER, "openai-compatible")
 
 ENDPOINT_STATES: dict[str, State] = {
     "running": State.RUNNING, "scaledToZero": State.COLD, "paused": State.PAUSED,
@@ -63,6 +66,8 @@ ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True, lists_token_pri
 class EndpointProvider(BaseProvider):
     name = ENDPOINT
     display_name = "Hugging Face Inference Endpoints"
+    # A replica's start (image pull, weights) takes minutes; ``endpoint: NS/NAME`` is resolved (rented_ops.py).
+    decl_rules = DeclRules(cold_start_s=600.0, by_endpoint=True)
     capabilities = frozenset({Action.PAUSE, Action.RESUME, Action.DELETE})
     traits = ENDPOINT_TRAITS
 

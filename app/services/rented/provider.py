@@ -18,7 +18,9 @@ manager, the upstream, the service API, the tray) reads a rented node only throu
   (``provider_loop.py``) and leaves ``polls`` False;
 - ``charge_due(name)`` / ``next_charge_in(name)``: bring a node's billed minutes up to now, and when the
   next one starts (a batch's budget reads them on the money clock);
-- ``display_name``: how a person calls the provider (in messages and rows).
+- ``display_name``: how a person calls the provider (in messages and rows);
+- ``decl_rules``: its declarations' defaults (cold start) and whether it finds a URL from
+  ``endpoint: NS/NAME`` (``DeclRules``, read by ``decl.validate_decl`` through the registry).
 
 A provider's own services (its account, its create operations) are kept in the registry under a
 ``ServiceKey`` (``registry.put(key, service)``, ``registry.get(key)``), so the node has one field
@@ -37,6 +39,7 @@ import importlib
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from app.services.errors import ConfigError, RefusedError
+from app.services.rented.decl import DeclRules
 from app.services.rented.provider_state import Action, Price, ProviderState, State, WireTraits
 
 if TYPE_CHECKING:
@@ -70,6 +73,7 @@ class Provider(Protocol):
     capabilities: frozenset[Action]
     polls: bool
     traits: WireTraits
+    decl_rules: DeclRules
 
     @property
     def controller(self) -> Controller | None: ...
@@ -109,6 +113,7 @@ class BaseProvider:
     capabilities: frozenset[Action] = frozenset()
     polls = False
     traits = WireTraits()
+    decl_rules = DeclRules()
 
     @property
     def controller(self) -> Controller | None:
@@ -211,6 +216,16 @@ class ProviderRegistry:
         if provider is None:
             raise ConfigError(f"no provider {name!r} on this node (known: {', '.join(self.names())})")
         return provider
+
+    def decl_rules(self, provider: str) -> DeclRules | None:
+        """What ``provider``'s declarations default to and allow; None for one not registered (the manager
+        refuses it by name)."""
+        known = self._providers.get(provider)
+        return known.decl_rules if known is not None else None
+
+    def by_endpoint(self) -> list[str]:
+        """The providers that find a URL from ``endpoint: NS/NAME``."""
+        return sorted(name for name, p in self._providers.items() if p.decl_rules.by_endpoint)
 
     def all(self) -> list[Provider]:
         return list(self._providers.values())

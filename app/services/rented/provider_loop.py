@@ -19,7 +19,7 @@ it asks each such node's provider for its state (one call per node, under a time
 - pause on sponsor exit (``stop_for_exit``) and a detach that pauses a billing node first.
 
 A provider whose nodes need more than a poll gives the loop a controller of its own
-(``Provider.controller``: Hugging Face's endpoints and batch windows).
+(``Provider.controller``: a managed endpoint's drift and price, a batch window's own clock).
 """
 
 from __future__ import annotations
