@@ -19,8 +19,9 @@ from typing import Any
 from app.cli_common import home_of, on_off, print_json, read_token_stdin, table
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
+from app.services.hf.providers import KNOWN_PROVIDERS as PROVIDERS
 from app.services.keys.peer_limits import parse_peer_values
-from app.services.rented.decl import POLICIES, PROVIDERS, declarations_from
+from app.services.rented.decl import POLICIES, declarations_from
 
 ON_OFF = ["on", "off"]
 # Probing and resolving can take a while (an endpoint's first answer, a provider's API).

@@ -186,7 +186,8 @@ async def _run_in_tray(node: Node, sim: Any, tiny: Any, home: Home) -> None:
 async def _prepare(node: Node, sim: Any, tiny: Any, home: Home, *, tray: bool = False) -> None:
     if node.engines.upstreams.get("demo-local") is None:
         await node.engines.add({"name": "demo-local", "url": tiny.url, "api": "ollama"}, None)
-    hf = node.hf
+    from app.services.hf.providers import ACCOUNT
+    hf = node.rented.providers.get(ACCOUNT) if node.rented is not None else None
     user = "?"
     if hf is not None:
         report = await hf.login(sim.demo_token)

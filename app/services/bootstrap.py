@@ -28,7 +28,7 @@ def build_node(home: Home, *, listen: str | None = None, cluster_listen: str | N
     reread_environment()
     node = Node(home, listen=listen, cluster_listen=cluster_listen, name=name, mdns=mdns)
     node.rented = attach_rented(node)
-    node.hf, node.hf_rented = attach_hf(node)  # after rented: its lifecycle drives the rented nodes
+    attach_hf(node)  # after rented: its providers and services are kept in the rented manager's registry
     node.requesters = attach_requesters(node)
     node.cluster = attach_cluster(node)
     node.batches = attach_batch(node)

@@ -47,9 +47,6 @@ if TYPE_CHECKING:
     from app.services.api.snapshots import NodeStatus
     from app.services.batch.service import BatchService
     from app.services.cluster.service import ClusterService
-    from app.services.hf.jobs_ops import HfJobs
-    from app.services.hf.rented_ops import HfRented
-    from app.services.hf.service import HfService
     from app.services.keys.service import RequesterService
     from app.services.metrics.book import MetricsBook
     from app.services.rented.manager import RentedManager
@@ -67,7 +64,7 @@ class NodeAlreadyRunning(ConfigError):
 class Node:
     """A node's core services, and its features as typed optional fields.
 
-    The features (``rented``, ``hf``, ``hf_rented``, ``cluster``) are filled by
+    The features (``rented``, ``cluster``, ``requesters``, ``batches``, ``metrics``) are filled by
     ``bootstrap.build_node``; a node built without one (a test's bare node) has None there,
     and whoever needs a feature says so by name (``app.services.api`` raises ``FeatureMissing``).
     """
@@ -100,10 +97,8 @@ class Node:
                                      self.name, self.node_id, self.extra_ca)
         self.inference = InferenceService(self.registry, self.tracker, self.name, self.node_id, self.refresh_stale)
         # Features, filled by bootstrap.build_node.
+        # Rented nodes; every provider's own services are in its provider registry (``rented.providers``).
         self.rented: RentedManager | None = None
-        self.hf: HfService | None = None
-        self.hf_rented: HfRented | None = None  # Hugging Face rented operations (needs ``rented``)
-        self.hf_jobs: HfJobs | None = None  # batch windows on Hugging Face Jobs (needs ``rented``)
         self.cluster: ClusterService | None = None
         self.requesters: RequesterService | None = None  # keys, per-requester limits, the LAN door
         self.batches: BatchService | None = None  # the OpenAI Files and Batch APIs

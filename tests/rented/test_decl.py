@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 import yaml
 
 from app.services.errors import ConfigError, RefusedError
+from app.services.hf.providers import EndpointProvider, JobProvider, RouterProvider
 from app.services.rented.decl import apply_changes, check_url, declarations_from, validate_decl
+from app.services.rented.provider import ProviderRegistry
+
+# What differs by provider is its DeclRules, read through the registry (as the manager passes it).
+BOOK = ProviderRegistry()
+for _provider in (EndpointProvider(cast("Any", None)), JobProvider(cast("Any", None)), RouterProvider()):
+    BOOK.register(_provider)
 
 REQUEST_YAML = """
 rented_node:
@@ -31,7 +40,7 @@ rented_node:
 
 def test_the_requests_example_parses() -> None:
     [data] = declarations_from(yaml.safe_load(REQUEST_YAML))
-    decl = validate_decl(data)
+    decl = validate_decl(data, BOOK)
     assert decl.name == "hf-l40s" and decl.endpoint == "demo-user/my-endpoint" and decl.url is None
     assert decl.policy == "when-no-local-node" and decl.cold_start_s == 600
     assert decl.lifecycle.managed and decl.lifecycle.wake_on_request and decl.lifecycle.idle_pause_min == 15
@@ -41,7 +50,7 @@ def test_the_requests_example_parses() -> None:
 @pytest.mark.parametrize(("provider", "cold_start"), [
     ("huggingface-endpoint", 600), ("huggingface-job", 120), ("huggingface-router", 120), ("openai-compatible", 120)])
 def test_cold_start_defaults_by_provider(provider: str, cold_start: float) -> None:
-    decl = validate_decl({"name": "n", "provider": provider, "url": "https://example.com"})
+    decl = validate_decl({"name": "n", "provider": provider, "url": "https://example.com"}, BOOK)
     assert decl.cold_start_s == cold_start
     assert decl.share_with_cluster is False and decl.policy == "when-no-local-node"
     assert decl.lifecycle.pause_on_sponsor_exit is True
@@ -94,7 +103,7 @@ def test_bad_fields_are_named() -> None:
     with pytest.raises(ConfigError, match="give a url"):
         validate_decl({"name": "n"})
     with pytest.raises(ConfigError, match="only for provider huggingface-endpoint"):
-        validate_decl({"name": "n", "endpoint": "ns/x"})
+        validate_decl({"name": "n", "endpoint": "ns/x"}, BOOK)
 
 
 def test_document_shapes() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.services.hf.providers import WINDOW_OPS
 from app.simulator import SimulatedHF
 from app.ui.hf.wizard.state import HfPage
 from tests.ui.conftest import REPO, until
@@ -15,8 +16,10 @@ async def test_a_window_failing_to_load_shows_its_last_log_lines(sim: SimulatedH
     sim.state.jobs.load_errors[REPO] = "CUDA out of memory loading weights"
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
-    assert app.node.hf_jobs is not None
-    await app.node.hf_jobs.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
+    assert app.node.rented is not None
+    windows = app.node.rented.providers.get(WINDOW_OPS)
+    assert windows is not None
+    await windows.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
     await until(lambda: (app.facade.rented_row("batch") or {}).get("last_log_lines"), timeout=20,
                 what="the load error's log lines")
     app.open_window()
@@ -85,8 +88,10 @@ async def test_the_wizard_rents_a_batch_window(sim: SimulatedHF, make_app: Any) 
 
 async def running_window(app: Any, sim: SimulatedHF) -> dict[str, Any]:
     await hf_facade(app).login(sim.demo_token)
-    assert app.node.hf_jobs is not None
-    await app.node.hf_jobs.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
+    assert app.node.rented is not None
+    windows = app.node.rented.providers.get(WINDOW_OPS)
+    assert windows is not None
+    await windows.create({"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h"})
     return await until(lambda: (r := app.facade.rented_row("batch")) and r.get("window_stage") == "RUNNING" and r,
                        timeout=20, what="the window to run")  # type: ignore[no-any-return]
 

@@ -15,6 +15,7 @@ from app.services.batch.plan import BatchPlan, endpoint_of, plan_batch
 from app.services.batch.service import BatchInvalid, BatchService
 from app.services.batch.shapes import BatchObject, duration_s
 from app.services.errors import ConfigError, FeatureMissing
+from app.services.hf.providers import WINDOW_OPS
 from app.services.jobs.requester import local_app
 from app.services.node import Node
 
@@ -81,7 +82,8 @@ class BatchApi:
         plan: BatchPlan | None = None
         window: str | None = None
         if order.rent:
-            if self.node.hf_jobs is None:
+            windows = self.node.rented.providers.get(WINDOW_OPS) if self.node.rented is not None else None
+            if windows is None:
                 raise FeatureMissing("--rent needs a provider of batch windows, set up and signed in")
             plan = await self.plan(order)
             if plan["meets_deadline"] is not False:
@@ -90,7 +92,7 @@ class BatchApi:
                 raise ConfigError(plan["rent_note"] or "no rented window can meet the deadline")
             else:
                 rent = plan["rent"]
-                await self.node.hf_jobs.create({"name": rent["name"], "model": rent["model"], "gpu": rent["gpu"],
+                await windows.create({"name": rent["name"], "model": rent["model"], "gpu": rent["gpu"],
                                                 "window": f"{rent['window_minutes']}m"})
                 window = rent["name"]
         file_id, path = service.new_upload_path()

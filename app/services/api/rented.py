@@ -23,6 +23,7 @@ from app.services.api.plans import (
 )
 from app.services.api.rows import RentedActionRow, RentedRow
 from app.services.errors import ConfigError, FeatureMissing, RefusedError
+from app.services.hf.providers import ENDPOINT_OPS, WINDOW_OPS
 from app.services.rented.caps import resume_refusal
 from app.services.rented.provider import Action, Provider, run_action
 from app.services.routing.names import MAX_GROUP
@@ -83,14 +84,16 @@ class RentedApi:
         return self.node.rented
 
     def _ops(self) -> HfRented:
-        if self.node.hf_rented is None:
+        ops = self.node.rented.providers.get(ENDPOINT_OPS) if self.node.rented is not None else None
+        if ops is None:
             raise FeatureMissing("this node has no provider that creates rented endpoints attached")
-        return self.node.hf_rented
+        return ops
 
     def _windows(self) -> HfJobs:
-        if self.node.hf_jobs is None:
+        ops = self.node.rented.providers.get(WINDOW_OPS) if self.node.rented is not None else None
+        if ops is None:
             raise FeatureMissing("this node has no batch-window operations attached")
-        return self.node.hf_jobs
+        return ops
 
     # -- rows ------------------------------------------------------------------------------------------------
 
@@ -161,8 +164,8 @@ class RentedApi:
 
     def recheck(self) -> None:
         """Ask the provider about every rented node now (the machine woke from sleep)."""
-        if self.node.hf_rented is not None:
-            self.node.hf_rented.lifecycle.recheck_now()
+        if self.node.rented is not None:
+            self.node.rented.recheck()
 
     # -- declarations ----------------------------------------------------------------------------------------
 

@@ -16,9 +16,6 @@ if TYPE_CHECKING:
     from app.services.batch.lines import Request
     from app.services.batch.store import BatchStore
     from app.services.frontdoor.control import ControlRoute
-    from app.services.hf.jobs_ops import HfJobs
-    from app.services.hf.rented_ops import HfRented
-    from app.services.hf.service import HfService
     from app.services.inference import InferenceService
     from app.services.jobs.records import Workload
     from app.services.jobs.store import JobStore
@@ -34,10 +31,7 @@ class BatchNode(CallerNode, Protocol):
     home: Home
     inference: InferenceService
     jobs: JobStore
-    rented: RentedManager | None
-    hf: HfService | None
-    hf_rented: HfRented | None
-    hf_jobs: HfJobs | None
+    rented: RentedManager | None  # its providers' own services too (a plan prices a window through them)
 
 
 class AttachNode(BatchNode, Protocol):

@@ -21,7 +21,6 @@ from app.services.backends.base import Upstream
 from app.services.batch.shapes import duration_s
 from app.services.errors import ConfigError, PairwiseError
 from app.services.guard import guarded
-from app.services.hf.jobs_lifecycle import is_hf_job
 from app.services.jobs.records import Workload
 from app.services.rented.provider import Action
 
@@ -75,8 +74,8 @@ class BatchMoney:
         manager = self.node.rented
         if manager is None or name not in manager.nodes:
             return None
-        if self.node.hf_jobs is not None and is_hf_job(manager.get(name)):
-            self.node.hf_jobs.lifecycle.charge_due(name)  # every minute HF has started by now, not by the last tick
+        # Every minute the provider has started by now, not only by its loop's last tick.
+        manager.providers.of(manager.get(name).decl.provider).charge_due(name)
         return manager.meter.spent(name, "month")
 
     def cost(self, batch_id: str, internal: dict[str, Any]) -> float:
@@ -108,7 +107,7 @@ class BatchMoney:
 
     def _start_clock(self, batch_id: str, internal: dict[str, Any]) -> None:
         """A budget is checked on the money clock, not only when a line ends: at each minute a window starts
-        on HF's clock (the minute that reaches the budget is the one billed beyond it), so a slow or stalled
+        on its provider's clock (the minute that reaches the budget is the one billed beyond it), so a slow or stalled
         loop of lines cannot let the window bill on."""
         if internal.get("budget_usd") is None or internal.get("rented_stopped") or batch_id in self._clocks:
             return
@@ -125,10 +124,11 @@ class BatchMoney:
                 await asyncio.sleep(self._next_charge_in(internal))
 
     def _next_charge_in(self, internal: dict[str, Any]) -> float:
-        soonest = MONEY_POLL_S
-        jobs = self.node.hf_jobs
+        soonest, manager = MONEY_POLL_S, self.node.rented
         for name in internal.get("rented_baseline") or {}:
-            due = jobs.lifecycle.next_charge_in(name) if jobs is not None else None
+            node = manager.nodes.get(name) if manager is not None else None
+            due = None if node is None or manager is None else \
+                manager.providers.of(node.decl.provider).next_charge_in(name)
             if due is not None:
                 soonest = min(soonest, due)
         return soonest
@@ -148,7 +148,7 @@ class BatchMoney:
         why = internal["rented_stopped"] = f"budget reached: ${cost:.2f} of ${budget:.2f}"
         run = self.service.runs.get(batch_id)
         for name, since in (internal.get("rented_since") or {}).items():
-            # The stop first: every moment before HF has it may start another billed minute.
+            # The stop first: every moment before the provider has it may start another billed minute.
             if self._sole_user(batch_id, name, since):
                 self._spawn_pause(name, "budget", f"batch {batch_id}: {why}")
             if run is not None:
@@ -176,7 +176,7 @@ class BatchMoney:
 
     async def _pause(self, name: str, cause: str, why: str) -> None:
         """Stop the billing of a rented node only this batch used: pause an endpoint, end a window. A
-        window's cancel is sent now; one HF refuses stays owed, and its lifecycle asks again."""
+        window's cancel is sent now; one its provider refuses stays owed, and is asked again."""
         manager = self.node.rented
         try:
             if manager is None or name not in manager.nodes:

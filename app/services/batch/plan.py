@@ -24,6 +24,7 @@ from app.services.batch.copies import share
 from app.services.batch.lines import Request, parse_input
 from app.services.batch.shapes import ENDPOINTS
 from app.services.errors import ConfigError, PairwiseError
+from app.services.hf.providers import WINDOW_OPS
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
@@ -151,8 +152,9 @@ async def _rate(service: BatchService, upstream: Upstream, request: Request, cal
 
 async def _rent_option(service: BatchService, model: str, deadline_s: float,
                        budget_usd: float | None) -> tuple[RentPlan | None, str]:
-    jobs = service.node.hf_jobs
-    if jobs is None or service.node.hf is None:
+    manager = service.node.rented
+    jobs = manager.providers.get(WINDOW_OPS) if manager is not None else None
+    if jobs is None:
         return None, ("the deadline cannot be met here, and no rented GPU can be proposed: no provider of batch "
                       "windows is set up")
     if "/" not in model:

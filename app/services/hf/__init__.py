@@ -17,9 +17,10 @@
     rented_ops.py HfRented: rented create / pause / resume / delete, attach by NS/NAME (resolver)
     jobs_*.py    batch windows on Hugging Face Jobs: models, records, lifecycle, hooks, ops, attach
 
-``attach_hf(node)`` gives a node its HfService and, when the node has rented nodes (attach_rented
-runs first), the lifecycle controller and rented operations (plan, create, pause, resume, delete).
-The bootstrap keeps them in ``node.hf`` and ``node.hf_rented``.
+``attach_hf(node)`` gives a node with rented nodes (attach_rented runs first) Hugging Face's three
+providers, its account (HfService), the lifecycle controllers and the rented operations (plan, create,
+pause, resume, delete). They are kept in the rented manager's provider registry, under the keys of
+providers.py (``ACCOUNT``, ``ENDPOINT_OPS``, ``WINDOW_OPS``): ``node.rented.providers.get(ACCOUNT)``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from app.services.hf.events import HfSignedIn, HfSignedOut
 from app.services.hf.hooks import HfHooks
 from app.services.hf.jobs_attach import attach_jobs
 from app.services.hf.lifecycle import HfLifecycle
-from app.services.hf.providers import EndpointProvider, RouterProvider
+from app.services.hf.providers import ACCOUNT, ENDPOINT_OPS, EndpointProvider, RouterProvider
 from app.services.hf.records import EndpointRecords
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.service import HfService
@@ -40,28 +41,30 @@ if TYPE_CHECKING:
     from app.services.node import Node
 
 
-def attach_hf(node: Node) -> tuple[HfService, HfRented | None]:
+def attach_hf(node: Node) -> HfService | None:
+    """Hugging Face on a node with rented nodes (None without them: there is nothing to rent into)."""
+    manager = node.rented
+    if manager is None:
+        return None
     service = HfService(node.settings.hf, node.secrets, node.bus, extra_ca=node.extra_ca)
-    manager, ops = node.rented, None
-    if manager is not None:
-        records = EndpointRecords(node.home.provider_file("hf_endpoints"))
-        lifecycle = HfLifecycle(service, manager, records, node.bus)
-        hooks = HfHooks(lifecycle)
-        ops = HfRented(service, manager, lifecycle, records)
-        manager.providers.register(EndpointProvider(ops))
-        manager.providers.register(RouterProvider())
-        # A sign-in or sign-out changes the token every node without its own reads, at its next request.
-        node.bus.on(lambda event: manager.tokens.invalidate() if isinstance(event, HfSignedIn | HfSignedOut) else None)
-        manager.fallback_tokens.append(
-            lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
-        node.start_hooks.append(lifecycle.start)  # after the manager's start: its nodes are installed
-        node.start_hooks.append(hooks.reconcile_at_start)
-        # Pause on exit keeps trying up to exit_give_up_s before the node stops anyway.
-        node.stop_first_timeout_s = max(node.stop_first_timeout_s, service.tuning.exit_give_up_s + 5.0)
-        node.stop_last.append(lifecycle.stop)
-        attach_jobs(node, service, manager)  # batch windows (jobs_*.py)
+    manager.providers.put(ACCOUNT, service)
+    records = EndpointRecords(node.home.provider_file("hf_endpoints"))
+    lifecycle = HfLifecycle(service, manager, records, node.bus)
+    hooks = HfHooks(lifecycle)
+    ops = HfRented(service, manager, lifecycle, records)
+    manager.providers.put(ENDPOINT_OPS, ops)
+    manager.providers.register(EndpointProvider(ops))
+    manager.providers.register(RouterProvider())
+    # A sign-in or sign-out changes the token every node without its own reads, at its next request.
+    node.bus.on(lambda event: manager.tokens.invalidate() if isinstance(event, HfSignedIn | HfSignedOut) else None)
+    manager.fallback_tokens.append(
+        lambda decl: node.secrets.get(TOKEN_KEY) if decl.provider.startswith("huggingface") else None)
+    node.start_hooks.append(hooks.reconcile_at_start)  # after the loop has taken the nodes in
+    # Pause on exit keeps trying up to exit_give_up_s before the node stops anyway.
+    node.stop_first_timeout_s = max(node.stop_first_timeout_s, service.tuning.exit_give_up_s + 5.0)
+    attach_jobs(node, service, manager)  # batch windows (jobs_*.py)
     node.stop_last.append(service.aclose)  # after pause-on-exit (stop_first), which needs the client
-    return service, ops
+    return service
 
 
 __all__ = ["HfRented", "HfService", "attach_hf"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from app.services.errors import FeatureMissing
+from app.services.hf.providers import ACCOUNT
 from app.services.hf.service import NOT_SIGNED_IN
 
 if TYPE_CHECKING:
@@ -137,17 +138,22 @@ class HfApi:
         self.node = node
 
     def _service(self) -> HfService:
-        if self.node.hf is None:
+        service = self._account()
+        if service is None:
             raise FeatureMissing("this node has no Hugging Face adapter attached")
-        return self.node.hf
+        return service
+
+    def _account(self) -> HfService | None:
+        return self.node.rented.providers.get(ACCOUNT) if self.node.rented is not None else None
 
     @property
     def available(self) -> bool:
-        return self.node.hf is not None
+        return self._account() is not None
 
     @property
     def signed_in(self) -> bool:
-        return self.node.hf is not None and self.node.hf.signed_in
+        service = self._account()
+        return service is not None and service.signed_in
 
     async def status(self) -> HfAccount:
         service = self._service()

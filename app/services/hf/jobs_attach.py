@@ -1,8 +1,8 @@
 """``attach_jobs(node, hf, manager)``: batch windows (Hugging Face Jobs) on a sponsor with rented nodes.
 
-Wires the controller (jobs_lifecycle.py) into the node's start (after the rented manager's, then
-reconcile by label) and stop, and the manager's hooks (jobs_hooks.py). The operations are kept in
-``node.hf_jobs``, where the service API finds them (``RentedApi.window_*``, routes in
+The controller (jobs_lifecycle.py) is the window provider's: the rented nodes' one loop starts, ticks
+and stops it; reconcile by label runs at the node's start, and the manager's hooks are jobs_hooks.py. The operations are kept in
+the rented manager's provider registry under ``WINDOW_OPS`` (providers.py), where the service API finds them (``RentedApi.window_*``, routes in
 ``app.services.hf.routes_jobs``)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from app.services.hf.jobs_hooks import JobHooks
 from app.services.hf.jobs_lifecycle import JobLifecycle
 from app.services.hf.jobs_ops import HfJobs
 from app.services.hf.jobs_records import FILE_NAME, JobRecords
-from app.services.hf.providers import JobProvider
+from app.services.hf.providers import WINDOW_OPS, JobProvider
 from app.services.hf.service import HfService
 from app.services.rented.manager import RentedManager
 
@@ -26,8 +26,6 @@ def attach_jobs(node: Node, hf: HfService, manager: RentedManager) -> HfJobs:
     JobHooks(lifecycle)
     ops = HfJobs(lifecycle)
     manager.providers.register(JobProvider(ops))
-    node.start_hooks.append(lifecycle.start)
     node.start_hooks.append(lifecycle.reconcile)
-    node.stop_last.append(lifecycle.stop)
-    node.hf_jobs = ops
+    manager.providers.put(WINDOW_OPS, ops)
     return ops

@@ -34,13 +34,13 @@ from urllib.parse import urlsplit
 
 from app.services.clock import awake_clock
 from app.services.errors import CredentialError, PairwiseError
-from app.services.events import EventBus, NodeChanged, RentedFailed, WindowEnded, WindowStopped
+from app.services.events import EventBus, RentedFailed, WindowEnded, WindowStopped
 from app.services.hf.client import HuggingFaceClient
-from app.services.hf.control_loop import ControlLoop
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.jobs_models import LABEL_RENTED, LABEL_SPONSOR, TERMINAL, JobFlavor, JobInfo
 from app.services.hf.jobs_records import JobRecord, JobRecords
 from app.services.hf.service import HfService
+from app.services.rented.controller import BaseController
 from app.services.rented.decl import RentedDecl
 from app.services.rented.manager import RentedManager
 from app.services.rented.timebase import steady
@@ -91,8 +91,8 @@ class JobWatch:
         return any(not t.done() for t in self.tasks)
 
 
-class JobLifecycle(ControlLoop):
-    name, what = "hf-jobs-lifecycle", "the batch-window lifecycle"
+class JobLifecycle(BaseController):
+    what = "the batch-window lifecycle"
 
     def __init__(self, hf: HfService, manager: RentedManager, records: JobRecords, bus: EventBus, *,
                  clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = steady) -> None:
@@ -100,19 +100,18 @@ class JobLifecycle(ControlLoop):
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall
         self.watches: dict[str, JobWatch] = {}
-        super().__init__(bus, log)
+        super().__init__(log)
         manager.hooks.account_keys.append(self.account_key)
         # A window at its cap is cancelled, not paused: told as window_stopped (cause budget) once HF has
         # ended it, never as budget_paused.
         manager.hooks.confirms_pause.append(lambda node: node.decl.provider == "huggingface-job")
-        bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
-    # -- running (the loop itself: control_loop.py) ------------------------------------------------------
+    # -- running (driven by the rented nodes' one loop: rented/provider_loop.py) ------------------------------------------------------
 
-    def _watched(self) -> list[JobWatch]:
+    def watched(self) -> list[JobWatch]:
         return list(self.watches.values())
 
-    def _sleep_s(self) -> float:
+    def sleep_s(self) -> float:
         now, soonest = self.clock(), (1.0 if self.watches else 30.0)
         for watch in self.watches.values():
             due = self.next_charge_in(watch.name)
@@ -124,8 +123,8 @@ class JobLifecycle(ControlLoop):
                     soonest = min(soonest, watch.next_stop_try - now)
         return max(0.005, soonest)
 
-    def _tick(self) -> None:
-        self._sync()
+    def tick(self) -> None:
+        self.sync()
         now = self.clock()
         for watch in list(self.watches.values()):
             node, record = self.manager.nodes.get(watch.name), self.records.get(watch.name)
@@ -140,7 +139,7 @@ class JobLifecycle(ControlLoop):
             elif now >= watch.next_poll:
                 self.spawn(watch, self.poll(watch))
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
         current = {n.name for n in self.manager.nodes.values() if is_hf_job(n) and self.records.get(n.name)}
         for name in list(self.watches):
             if name not in current:
@@ -156,7 +155,7 @@ class JobLifecycle(ControlLoop):
     def watch_of(self, node: RentedUpstream) -> JobWatch | None:
         if not is_hf_job(node):
             return None
-        self._sync()
+        self.sync()
         return self.watches.get(node.name)
 
     def _client(self, watch: JobWatch) -> HuggingFaceClient | None:
@@ -392,9 +391,7 @@ class JobLifecycle(ControlLoop):
         """Find this sponsor's jobs by label; cancel orphans and jobs a clean exit would have stopped."""
         if not self.hf.signed_in and not self.records.names():
             return
-        task = asyncio.create_task(self._reconcile(), name="hf-jobs-reconcile")
-        self._others.add(task)
-        task.add_done_callback(self._others.discard)
+        self.spawn_other(self._reconcile(), "hf-jobs-reconcile")
 
     async def _reconcile(self) -> None:
         while True:

@@ -55,7 +55,6 @@ from app.services.events import (
     CapEnforced,
     EventBus,
     IdlePaused,
-    NodeChanged,
     OwedPauseTaken,
     PauseOwed,
     PriceChanged,
@@ -67,7 +66,6 @@ from app.services.events import (
 )
 from app.services.hf.billing import BilledMinutes
 from app.services.hf.client import HuggingFaceClient
-from app.services.hf.control_loop import ControlLoop
 from app.services.hf.errors import HfError, HfNotFound
 from app.services.hf.models import BILLED_STATES, EndpointInfo
 from app.services.hf.pricing import HfPrices, Priced
@@ -83,6 +81,7 @@ from app.services.hf.watch import (
     split_endpoint,
 )
 from app.services.rented.caps import resume_refusal
+from app.services.rented.controller import BaseController
 from app.services.rented.decl import apply_changes
 from app.services.rented.manager import RentedManager
 from app.services.rented.timebase import steady
@@ -97,8 +96,8 @@ ANNOUNCED_PAUSES = ("budget", "price")
 SAVE_ACTIVITY_EVERY_S = 5.0
 
 
-class HfLifecycle(ControlLoop):
-    name, what = "hf-lifecycle", "the Hugging Face lifecycle"
+class HfLifecycle(BaseController):
+    what = "the Hugging Face lifecycle"
 
     def __init__(self, hf: HfService, manager: RentedManager, records: EndpointRecords, bus: EventBus, *,
                  clock: Callable[[], float] = awake_clock, wall: Callable[[], float] = steady) -> None:
@@ -106,15 +105,13 @@ class HfLifecycle(ControlLoop):
         self.tuning = hf.tuning
         self.clock, self.wall = clock, wall
         self.watches: dict[str, Watch] = {}
-        super().__init__(bus, log)
+        super().__init__(log)
         self._saved_at = 0.0
         self.prices = HfPrices(self.tuning.billing_minute_s / 2, clock)
         manager.hooks.account_keys.append(self.account_key)
         manager.hooks.confirms_pause.append(lambda node: is_hf_endpoint(node) and node.decl.lifecycle.managed)
-        # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
-        bus.on(lambda event: self._kick.set() if isinstance(event, NodeChanged) else None)
 
-    # -- running (the loop itself: control_loop.py) ------------------------------------------------------
+    # -- running (driven by the rented nodes' one loop: rented/provider_loop.py) ------------------------------------------------------
 
     async def stop(self) -> None:
         await super().stop()
@@ -124,12 +121,12 @@ class HfLifecycle(ControlLoop):
         """Poll every endpoint at once (the machine woke from sleep: what HF says may have changed)."""
         for watch in self.watches.values():
             watch.next_poll = 0.0
-        self._kick.set()
+        self.kick()
 
-    def _watched(self) -> list[Watch]:
+    def watched(self) -> list[Watch]:
         return list(self.watches.values())
 
-    def _sleep_s(self) -> float:
+    def sleep_s(self) -> float:
         # With nothing to watch, sleep long: an attach or a change kicks the loop (node_changed).
         now, soonest = self.clock(), (1.0 if self.watches else 30.0)
         for watch in self.watches.values():
@@ -143,8 +140,8 @@ class HfLifecycle(ControlLoop):
             soonest = min([soonest, *(c for c in candidates if c is not None)])
         return max(0.005, soonest)
 
-    def _tick(self) -> None:
-        self._sync()
+    def tick(self) -> None:
+        self.sync()
         now = self.clock()
         for watch in list(self.watches.values()):
             node = self.manager.nodes.get(watch.name)
@@ -161,7 +158,7 @@ class HfLifecycle(ControlLoop):
                 watch.poll_task = self.spawn(watch, self.poll(watch))
         self._save_activity()
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
         current = {n.name: n for n in self.manager.nodes.values() if is_hf_endpoint(n)}
         for name in list(self.watches):
             node = current.get(name)
@@ -208,7 +205,7 @@ class HfLifecycle(ControlLoop):
     def watch_of(self, node: RentedUpstream) -> Watch | None:
         if not is_hf_endpoint(node):
             return None
-        self._sync()
+        self.sync()
         return self.watches.get(node.name)
 
     def _client(self, watch: Watch) -> HuggingFaceClient | None:

@@ -1,6 +1,7 @@
 """Hugging Face behind the provider seam (app/services/rented/provider.py): an Inference Endpoint, a
-batch window (a Job) and the router. Their own controllers (lifecycle.py, jobs_lifecycle.py) poll,
-bill and pause; these say what a state means for money and which actions a person may take, and
+batch window (a Job) and the router. The endpoints' and the windows' controllers (lifecycle.py,
+jobs_lifecycle.py), driven by the rented nodes' one loop (rented/provider_loop.py), poll, bill and
+pause; these say what a state means for money and which actions a person may take, and
 forward the actions to the operations (rented_ops.py, jobs_ops.py)."""
 
 from __future__ import annotations
@@ -11,13 +12,34 @@ from app.services.errors import RefusedError
 from app.services.hf import states
 from app.services.hf.jobs_models import TERMINAL
 from app.services.hf.jobs_ops import window_refusal
-from app.services.rented.provider import Action, BaseProvider, Price, ProviderState, State, WireTraits
+from app.services.rented.decl import DeclRules
+from app.services.rented.provider import (
+    Action,
+    BaseProvider,
+    Price,
+    ProviderState,
+    ServiceKey,
+    State,
+    WireTraits,
+)
 
 if TYPE_CHECKING:
     from app.services.api.rows import RentedRow
+    from app.services.hf.jobs_lifecycle import JobLifecycle
     from app.services.hf.jobs_ops import HfJobs
+    from app.services.hf.lifecycle import HfLifecycle
     from app.services.hf.rented_ops import HfRented
+    from app.services.hf.service import HfService
     from app.services.rented.upstream import RentedUpstream
+
+ENDPOINT, JOB, ROUTER = "huggingface-endpoint", "huggingface-job", "huggingface-router"
+# Hugging Face's own services, kept in the rented manager's provider registry (``node.rented.providers``):
+# the account (sign-in, look-ups), the endpoints' create/pause/resume/delete, the batch windows' operations.
+ACCOUNT: ServiceKey[HfService] = ServiceKey(ENDPOINT, "account")
+ENDPOINT_OPS: ServiceKey[HfRented] = ServiceKey(ENDPOINT, "operations")
+WINDOW_OPS: ServiceKey[HfJobs] = ServiceKey(JOB, "operations")
+# Every provider a declaration may name on a node with Hugging Face attached (the CLI's help lists them).
+KNOWN_PROVIDERS: tuple[str, ...] = (ENDPOINT, JOB, ROUTER, "openai-compatible")
 
 ENDPOINT_STATES: dict[str, State] = {
     "running": State.RUNNING, "scaledToZero": State.COLD, "paused": State.PAUSED,
@@ -32,20 +54,29 @@ JOB_STAGES: dict[str, State] = {
 
 # HF's proxy holds a request while a replica starts for as long as X-Scale-Up-Timeout says; any 503 from
 # an endpoint is a replica still starting; its state comes from the management API (lifecycle.py).
+# Its /health is answered by HF's proxy without waking the endpoint; TGI is HF's default engine (/info).
 ENDPOINT_TRAITS = WireTraits(states=ENDPOINT_STATES, wait_header="x-scale-up-timeout", warms_on_503=True,
-                             state_polled=True)
-JOB_TRAITS = WireTraits(states=JOB_STAGES, url_is_identity=False)  # a Job's URL is new with each job
-# The router fronts many providers' models: the declared ones are what this node serves.
-ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True)
+                             state_polled=True, health_first=True, asks_info=True)
+JOB_TRAITS = WireTraits(states=JOB_STAGES, url_is_identity=False, asks_info=True)  # a Job's URL is new with each job
+# The router fronts many providers' models: the declared ones are what this node serves; its model list
+# prices each (per token); it has no /info.
+ROUTER_TRAITS = WireTraits(per_token=True, declared_models=True, lists_token_prices=True)
 
 
 class EndpointProvider(BaseProvider):
-    name = "huggingface-endpoint"
+    name = ENDPOINT
+    display_name = "Hugging Face Inference Endpoints"
+    # A replica's start (image pull, weights) takes minutes; ``endpoint: NS/NAME`` is resolved (rented_ops.py).
+    decl_rules = DeclRules(cold_start_s=600.0, by_endpoint=True)
     capabilities = frozenset({Action.PAUSE, Action.RESUME, Action.DELETE})
     traits = ENDPOINT_TRAITS
 
     def __init__(self, ops: HfRented) -> None:
         self.ops = ops
+
+    @property
+    def controller(self) -> HfLifecycle:
+        return self.ops.lifecycle  # driven by the rented nodes' one loop (rented/provider_loop.py)
 
     def state(self, row: RentedRow) -> ProviderState:
         raw = row["provider_state"]
@@ -77,12 +108,17 @@ class EndpointProvider(BaseProvider):
 class JobProvider(BaseProvider):
     """A batch window: billed from the job's start; never paused or resumed, only stopped (cancelled)."""
 
-    name = "huggingface-job"
+    name = JOB
+    display_name = "Hugging Face Jobs"
     capabilities = frozenset({Action.STOP})
     traits = JOB_TRAITS
 
     def __init__(self, ops: HfJobs) -> None:
         self.ops = ops
+
+    @property
+    def controller(self) -> JobLifecycle:
+        return self.ops.lifecycle  # driven by the rented nodes' one loop (rented/provider_loop.py)
 
     def state(self, row: RentedRow) -> ProviderState:
         stage = row.get("window_stage")
@@ -106,11 +142,18 @@ class JobProvider(BaseProvider):
         # Sent now with its own reason; a cancel HF refuses stays owed and the lifecycle asks again.
         await self.ops.stop_with_reason(name, cause, why)
 
+    def charge_due(self, name: str) -> None:
+        self.ops.lifecycle.charge_due(name)  # every minute HF has started by now, not by the last tick
+
+    def next_charge_in(self, name: str) -> float | None:
+        return self.ops.lifecycle.next_charge_in(name)
+
 
 class RouterProvider(BaseProvider):
     """The router: billed per token of each answer, nothing to pause."""
 
-    name = "huggingface-router"
+    name = ROUTER
+    display_name = "Hugging Face router"
     traits = ROUTER_TRAITS
 
     def price(self, node: RentedUpstream) -> Price:

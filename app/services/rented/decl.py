@@ -1,18 +1,18 @@
 """A rented node's declaration, in the shape of the feature request's YAML.
 
     rented_node:
-      name: hf-l40s
-      provider: huggingface-endpoint   # huggingface-job | huggingface-router | openai-compatible
-      url: https://xyz.us-east-1.aws.endpoints.huggingface.cloud   # or endpoint: ns/name (HF adapter)
+      name: l40s
+      provider: openai-compatible      # or any provider registered on the node (rented/provider.py)
+      url: https://gpu-1.example.com   # or endpoint: ns/name, for a provider that finds the URL by name
       endpoint: <namespace>/<endpoint-name>
-      credential: os-credential-store:pair/hf    # a reference only; the token itself is never declared
+      credential: os-credential-store:pair/gpu   # a reference only; the token itself is never declared
       share_with_cluster: false
       routing: {use: when-no-local-node}        # overflow | prefer | never
-      timeouts: {cold_start_s: 600}             # 600 for huggingface-endpoint, 120 otherwise
+      timeouts: {cold_start_s: 600}             # the provider's default (DeclRules), 120 unless it says
       lifecycle: {managed: true, wake_on_request: true, idle_pause_min: 15, pause_on_sponsor_exit: true}
       budget: {usd_per_day: 10, usd_per_month: 100}
       requesters: {usd_per_day: {laptop-b: 2, "*": 5}, requests_per_min: {"*": 30}}   # per peer node (name or id)
-      models: [HuggingFaceTB/SmolLM2-135M-Instruct]   # used when the endpoint has no /v1/models
+      models: [OWNER/SmolLM2-135M-Instruct]   # used when the endpoint has no /v1/models
       allow_models: []                          # optional allowlist; empty = whatever it serves
       gpu: "1x L40S 48 GB"
       price_per_hour: 1.8
@@ -22,34 +22,59 @@ Every number accepts fractions. Public API:
 
 - ``RentedDecl`` (pydantic; unknown keys ignored) and its parts ``Routing``, ``Timeouts``,
   ``Lifecycle``, ``Budget``.
-- ``validate_decl(data) -> RentedDecl``: pydantic validation plus the URL rules, raising
-  ``ConfigError`` (a field is wrong) or ``RefusedError`` (a URL rule; the message names the rule).
+- ``validate_decl(data, book=None) -> RentedDecl``: pydantic validation plus the URL rules, raising
+  ``ConfigError`` (a field is wrong) or ``RefusedError`` (a URL rule; the message names the rule). What
+  differs by provider (its cold-start default, whether it finds a URL by ``endpoint: NS/NAME``) is its
+  ``DeclRules``, read from ``book`` (the manager's provider registry): this module names no provider.
 - ``check_url(url) -> str``: the URL rules alone, returns the normalised base URL (no trailing
   ``/`` or ``/v1``: request paths such as ``/v1/chat/completions`` are appended to it).
 - ``declarations_from(obj) -> list[dict]``: the declarations in a parsed YAML/JSON document
   (``rented_node: {...}``, ``rented_nodes: [...]``, a list, or one bare declaration).
-- ``apply_changes(decl, changes) -> RentedDecl``: a validated copy with dotted or nested changes
+- ``apply_changes(decl, changes, book=None) -> RentedDecl``: a validated copy with dotted or nested changes
   (``{"routing.use": "prefer"}`` or ``{"routing": {"use": "prefer"}}``).
 """
 
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from app.services.errors import ConfigError, RefusedError
 
 Policy = Literal["when-no-local-node", "overflow", "prefer", "never"]
-PROVIDERS: tuple[str, ...] = ("huggingface-endpoint", "huggingface-job", "huggingface-router", "openai-compatible")
 POLICIES: tuple[str, ...] = ("when-no-local-node", "overflow", "prefer", "never")
 LABEL = "Rented · off-LAN"
-HF_ENDPOINT_COLD_START_S = 600.0
 DEFAULT_COLD_START_S = 120.0
 # A reference to where the credential lives is fine in a declaration; a credential is not.
 CREDENTIAL_REFERENCE_PREFIXES = ("os-credential-store:", "keyring:")
+
+
+@dataclass(frozen=True)
+class DeclRules:
+    """What a provider's declarations default to and allow (``Provider.decl_rules``)."""
+
+    cold_start_s: float = DEFAULT_COLD_START_S  # its default cold-start budget
+    by_endpoint: bool = False  # it finds the URL of ``endpoint: NS/NAME`` itself (a resolver hook)
+
+
+class RuleBook(Protocol):
+    """Where ``validate_decl`` reads each provider's rules (``ProviderRegistry``)."""
+
+    def decl_rules(self, provider: str) -> DeclRules | None: ...  # None: not registered (refused by name later)
+
+    def by_endpoint(self) -> list[str]: ...
 
 
 class _Part(BaseModel):
@@ -131,7 +156,7 @@ class RentedDecl(_Part):
 
     @model_validator(mode="before")
     @classmethod
-    def _defaults(cls, data: Any) -> Any:
+    def _defaults(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -139,8 +164,10 @@ class RentedDecl(_Part):
         if "cold_start_s" in data:  # flat spelling, as the CLI sends it
             timeouts["cold_start_s"] = data.pop("cold_start_s")
         if timeouts.get("cold_start_s") is None:
-            hf_endpoint = data.get("provider") == "huggingface-endpoint"
-            timeouts["cold_start_s"] = HF_ENDPOINT_COLD_START_S if hf_endpoint else DEFAULT_COLD_START_S
+            book = (info.context or {}).get("book")
+            provider = str(data.get("provider") or "openai-compatible")
+            rules = book.decl_rules(provider) if book is not None else None
+            timeouts["cold_start_s"] = (rules or DeclRules()).cold_start_s
         data["timeouts"] = timeouts
         if "use" in data:
             data["routing"] = {**dict(data.get("routing") or {}), "use": data.pop("use")}
@@ -225,9 +252,12 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def validate_decl(data: dict[str, Any]) -> RentedDecl:
+def validate_decl(data: dict[str, Any], book: RuleBook | None = None) -> RentedDecl:
+    """``book``: each provider's rules (the manager passes its registry); without it, every provider's
+    defaults are the generic ones and ``endpoint`` without a url is not checked against its provider
+    (a declaration already validated, changed in place)."""
     try:
-        decl = RentedDecl.model_validate(data)
+        decl = RentedDecl.model_validate(data, context={"book": book})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'declaration'}: {e['msg']}" for e in exc.errors())
         name = data.get("name") if isinstance(data, dict) else None
@@ -235,10 +265,13 @@ def validate_decl(data: dict[str, Any]) -> RentedDecl:
     if decl.url is not None:
         decl.url = check_url(decl.url)
     elif not decl.endpoint:
-        raise ConfigError(f"rented node {decl.name}: give a url (or, for a Hugging Face endpoint, endpoint: NS/NAME)")
-    elif decl.provider != "huggingface-endpoint":
+        finders = ", ".join(book.by_endpoint()) if book is not None else ""
+        raise ConfigError(f"rented node {decl.name}: give a url"
+                          + (f" (or, for provider {finders}, endpoint: NS/NAME)" if finders else ""))
+    elif book is not None and not (book.decl_rules(decl.provider) or DeclRules(by_endpoint=True)).by_endpoint:
+        finders = ", ".join(book.by_endpoint()) or "(none on this node)"
         raise ConfigError(f"rented node {decl.name}: 'endpoint' without a url works only for provider "
-                          "huggingface-endpoint; give a url")
+                          f"{finders}; give a url")
     return decl
 
 
@@ -254,7 +287,7 @@ def declarations_from(obj: Any) -> list[dict[str, Any]]:
     return [dict(i) for i in items]
 
 
-def apply_changes(decl: RentedDecl, changes: dict[str, Any]) -> RentedDecl:
+def apply_changes(decl: RentedDecl, changes: dict[str, Any], book: RuleBook | None = None) -> RentedDecl:
     data = decl.model_dump(mode="json")
     for key, value in changes.items():
         target = data
@@ -265,4 +298,4 @@ def apply_changes(decl: RentedDecl, changes: dict[str, Any]) -> RentedDecl:
             target[last] = {**target[last], **value}
         else:
             target[last] = value
-    return validate_decl(data)
+    return validate_decl(data, book)

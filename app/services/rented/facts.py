@@ -44,7 +44,7 @@ def shared_fact(node: RentedUpstream) -> RentedFact:
         "online": state in ("eligible", "cold") or (eligible and state in ("paused", "starting")),
         "in_flight": node.in_flight, "capacity": node.capacity, "cold_start_s": node.decl.cold_start_s,
         "warning": node.warning,
-        # The simulated Hugging Face labels its answers; what it serves is labelled wherever it shows.
+        # A simulated provider labels its answers; what it serves is labelled wherever it shows.
         "simulated": node.simulated,
         # Its window, so a peer routes only the requests it holds here (a peer's claim covers its own copies).
         "windows": {n: w for n in node.served_names() if (w := node.window(canonical_model(n))) is not None},

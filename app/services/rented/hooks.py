@@ -20,6 +20,7 @@ A controller registers callables on ``RentedManager.hooks``; Pairwise calls them
 - ``before_detach``: ``async (node, force: bool) -> None`` before a detach is decided: pause a
   billing endpoint first, or raise (``RefusedError``) to refuse unless ``force``.
 - ``on_detach``: ``async (node) -> None`` before a node is detached.
+- ``on_recheck``: ``() -> None``: ask the provider about every node now (the machine woke from sleep).
 - ``row_extras``: ``(node) -> dict``, merged into the node's local row (``rented show``): what a
   controller knows that the declaration does not (a batch window's stage and end).
 - ``account_keys``: ``(decl) -> str | None``: the provider's identity of what ``decl`` rents (a managed
@@ -64,6 +65,7 @@ class LifecycleHooks:
     on_sponsor_exit: list[NodeHook] = field(default_factory=list)
     before_detach: list[DetachGuard] = field(default_factory=list)
     on_detach: list[NodeHook] = field(default_factory=list)
+    on_recheck: list[Callable[[], None]] = field(default_factory=list)
     account_keys: list[AccountKey] = field(default_factory=list)
     resolvers: list[Resolver] = field(default_factory=list)
     row_extras: list[Callable[[RentedUpstream], WindowExtras]] = field(default_factory=list)

@@ -108,7 +108,7 @@ class RentedManager:
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        for decl in self.store.load():
+        for decl in self.store.load(self.providers):
             token = self.secrets.get(secret_key(decl.name)) if decl.has_credential else None
             try:
                 decl = await self._resolve(decl, token)
@@ -156,6 +156,11 @@ class RentedManager:
 
     def changed(self, reason: str) -> None:
         self.bus.publish(NodeChanged(node=self.sponsor_name, reason=reason))
+
+    def recheck(self) -> None:
+        """Ask every provider about its nodes now (the machine woke from sleep: what they say may have changed)."""
+        for hook in list(self.hooks.on_recheck):
+            hook()
 
     # -- declarations ----------------------------------------------------------------------------------------
 
@@ -211,7 +216,7 @@ class RentedManager:
                               "provider's resolver, and none is attached; give --url instead")
         for resolver in self.hooks.resolvers:
             decl = await resolver(decl, token)
-        return validate_decl(decl.model_dump(mode="json"))
+        return validate_decl(decl.model_dump(mode="json"), self.providers)
 
     def _check_ca(self, decl: RentedDecl) -> None:
         outbound_ssl_context(ca_files(*self.extra_ca, decl.ca_file))  # raises ConfigError naming the file
@@ -224,7 +229,7 @@ class RentedManager:
         self._save()
 
     async def attach(self, data: dict[str, Any], token: str | None) -> RentedRow:
-        decl = validate_decl({**data, "has_credential": bool(token)})
+        decl = validate_decl({**data, "has_credential": bool(token)}, self.providers)
         if decl.name in self.nodes:
             raise ConfigError(f"a rented node named {decl.name!r} is already attached; change it with "
                               f"'pairwise rented set {decl.name}' or detach it first")
@@ -260,14 +265,15 @@ class RentedManager:
 
     async def _replace(self, name: str, data: dict[str, Any], token: str | None) -> RentedRow:
         old = self.get(name)
-        decl = validate_decl({**data, "has_credential": bool(token) or old.decl.has_credential})
+        decl = validate_decl({**data, "has_credential": bool(token) or old.decl.has_credential}, self.providers)
         return await self._update(old, decl, token)
 
     async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedRow:
         old = self.get(name)
         if "name" in changes and changes["name"] != name:
             raise ConfigError("a rented node cannot be renamed; detach it and attach it again")
-        decl = apply_changes(old.decl, {**changes, "has_credential": bool(token) or old.decl.has_credential})
+        decl = apply_changes(old.decl, {**changes, "has_credential": bool(token) or old.decl.has_credential},
+                             self.providers)
         return await self._update(old, decl, token)
 
     async def _update(self, old: RentedUpstream, decl: RentedDecl, token: str | None) -> RentedRow:

@@ -1,9 +1,11 @@
 """Probing a rented endpoint: its model list, whether it takes our credential, whether it
 answers without one. Never an inference call (that would wake a scaled-to-zero endpoint
-and start billing): a Hugging Face endpoint is asked for ``/health`` first, which HF's proxy
-answers without waking anything, and ``/v1/models`` only once it is running. When the model list says no context length (TGI, HF's
-default engine, does not; vLLM does), a running server is also asked ``/info`` once, where TGI says
-it: ``/api/show`` reports it and the Ollama → OpenAI translation checks ``num_ctx`` against it.
+and start billing): a provider whose proxy answers ``/health`` without waking anything
+(``WireTraits.health_first``) is asked that first, and ``/v1/models`` only once its state word says it
+runs. When the model list says no context length (TGI does not; vLLM does), a running server of a
+provider that may run TGI (``asks_info``) is also asked ``/info`` once, where TGI says it:
+``/api/show`` reports it and the Ollama → OpenAI translation checks ``num_ctx`` against it.
+What differs by provider is read from its ``WireTraits`` (rented/provider_state.py), never from its name.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from app.services.backends.base import ModelEntry
 from app.services.backends.engine import parse_model_list
 from app.services.backends.http_open import error_text
 from app.services.rented.per_token import RouterPrices, router_prices
+from app.services.rented.provider_state import State, WireTraits
 from app.services.secrets import redact
 from app.services.translate.candidates import context_length_of
 
@@ -23,8 +26,6 @@ PROBE_TIMEOUT_S = 10.0
 INFO_TIMEOUT_S = 3.0  # only a nicety: a slow /info must not hold the probe up
 # TGI's /info keys for the context window, best first (max_input_length: TGI before 2.0).
 INFO_CONTEXT_KEYS = ("max_total_tokens", "max_input_tokens", "max_input_length")
-# The router fronts many providers' models and has no /info; the others may be TGI.
-INFO_PROVIDERS = ("huggingface-endpoint", "huggingface-job", "openai-compatible")
 PUBLIC_WARNING = "answers without any credential: anyone with its URL can use it"
 
 
@@ -37,8 +38,8 @@ class ProbeResult:
     error: str | None = None
     tls_error: bool = False  # the certificate did not verify (a setup problem, not an outage)
     message: str | None = None  # the upstream's own words for a non-ready state
-    simulated: bool = False  # answered by Pairwise's simulated Hugging Face (it labels every answer)
-    token_prices: RouterPrices | None = None  # the router's per-token prices (per_token.py), when it lists them
+    simulated: bool = False  # answered by Pairwise's simulated provider (it labels every answer)
+    token_prices: RouterPrices | None = None  # the per-token prices its model list gives (per_token.py)
 
 
 SIMULATED_HEADER = "x-simulated"
@@ -53,15 +54,15 @@ def _state_of_503(message: str) -> str:
     return "cold"
 
 
-async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, token: str | None,
-                         hf_state: str | None, label: str) -> ProbeResult:
+async def probe_endpoint(client: httpx.AsyncClient, base: str, traits: WireTraits, token: str | None,
+                         state_word: str | None, label: str) -> ProbeResult:
     result = ProbeResult()
     auth = {"authorization": f"Bearer {token}"} if token else {}
     path = "/v1/models"
     try:
-        if provider == "huggingface-endpoint":
-            if hf_state not in (None, "running"):
-                return result  # the adapter knows its state; asking would not tell us more
+        if traits.health_first:
+            if state_word is not None and traits.states.get(state_word) is not State.RUNNING:
+                return result  # its provider knows its state; asking would not tell us more
             path = "/health"
             health = await client.get(base + path, headers=auth, timeout=PROBE_TIMEOUT_S)
             result.simulated = SIMULATED_HEADER in health.headers
@@ -85,12 +86,12 @@ async def probe_endpoint(client: httpx.AsyncClient, base: str, provider: str, to
             try:
                 listing = response.json()
                 result.models = parse_model_list("openai", listing)
-                if provider == "huggingface-router":
+                if traits.lists_token_prices:
                     result.token_prices = router_prices(listing)
             except (ValueError, AttributeError):
                 result.models = None
             result.state = "eligible"
-            if result.models and provider in INFO_PROVIDERS:
+            if result.models and traits.asks_info:
                 await add_context_from_info(client, base, auth, result.models)
         elif response.status_code in (404, 405):
             result.state = "eligible"  # no model list: the declaration's models apply

@@ -13,7 +13,18 @@ manager, the upstream, the service API, the tray) reads a rented node only throu
 - ``traits``: what the request path needs (``WireTraits``: its state words, per token, a wait header...);
 - ``price(node) -> Price``: hourly, or per 1M input/output tokens;
 - ``polls`` and ``poll(node)``: a provider with ``polls`` is driven by the one poll -> bill -> cap
-  loop (``rented/provider_loop.py``); a provider with a controller of its own leaves it False.
+  loop (``rented/provider_loop.py``); a provider whose nodes need more (a drift baseline, a price that
+  follows the provider's list, an owed pause...) gives the same loop a ``Controller``
+  (``provider_loop.py``) and leaves ``polls`` False;
+- ``charge_due(name)`` / ``next_charge_in(name)``: bring a node's billed minutes up to now, and when the
+  next one starts (a batch's budget reads them on the money clock);
+- ``display_name``: how a person calls the provider (in messages and rows);
+- ``decl_rules``: its declarations' defaults (cold start) and whether it finds a URL from
+  ``endpoint: NS/NAME`` (``DeclRules``, read by ``decl.validate_decl`` through the registry).
+
+A provider's own services (its account, its create operations) are kept in the registry under a
+``ServiceKey`` (``registry.put(key, service)``, ``registry.get(key)``), so the node has one field
+(``node.rented``) however many providers it has.
 
 ``docs/adding-a-provider.md`` says how to write one. ``PAIRWISE_PROVIDERS=module:Class[,...]`` loads
 providers from outside the app (for development and tests); a declaration naming a provider nobody
@@ -25,26 +36,47 @@ which the upstream reads too.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from app.services.errors import ConfigError, RefusedError
+from app.services.rented.decl import DeclRules
 from app.services.rented.provider_state import Action, Price, ProviderState, State, WireTraits
 
 if TYPE_CHECKING:
     from app.services.api.rows import RentedRow
+    from app.services.rented.controller import Controller
     from app.services.rented.upstream import RentedUpstream
+
+
+T = TypeVar("T")
 
 
 class NotOffered(RefusedError):
     title = "Not offered by this provider"
 
 
+class ServiceKey(Generic[T]):
+    """Names one service of a provider (``ServiceKey[Account]("my-cloud", "account")``) in the registry: typed
+    where it is read, kept by the provider's id and the service's role."""
+
+    def __init__(self, provider: str, role: str) -> None:
+        self.provider, self.role = provider, role
+
+    def __repr__(self) -> str:
+        return f"ServiceKey({self.provider!r}, {self.role!r})"
+
+
 @runtime_checkable
 class Provider(Protocol):
     name: str
+    display_name: str
     capabilities: frozenset[Action]
     polls: bool
     traits: WireTraits
+    decl_rules: DeclRules
+
+    @property
+    def controller(self) -> Controller | None: ...
 
     def state(self, row: RentedRow) -> ProviderState: ...
 
@@ -66,6 +98,10 @@ class Provider(Protocol):
 
     def refusal(self, action: Action, name: str) -> RefusedError: ...
 
+    def charge_due(self, name: str) -> None: ...
+
+    def next_charge_in(self, name: str) -> float | None: ...
+
     async def poll(self, node: RentedUpstream) -> ProviderState: ...
 
 
@@ -73,9 +109,16 @@ class BaseProvider:
     """What every provider shares: no action offered, the declared price, a state from the row."""
 
     name = "openai-compatible"
+    display_name = "an OpenAI-compatible endpoint"
     capabilities: frozenset[Action] = frozenset()
     polls = False
     traits = WireTraits()
+    decl_rules = DeclRules()
+
+    @property
+    def controller(self) -> Controller | None:
+        """What drives this provider's nodes in the one loop (rented/controller.py); None: ``polls`` or nothing."""
+        return None
 
     def state(self, row: RentedRow) -> ProviderState:
         # Nothing reports a state: an eligible node with an hourly price is taken to be billing.
@@ -117,12 +160,21 @@ class BaseProvider:
         paused, else stop it. ``cause``/``why`` are for providers that record why (a window's cancel)."""
         await (self.pause(name) if Action.PAUSE in self.capabilities else self.stop(name))
 
+    def charge_due(self, name: str) -> None:
+        """Charge the minutes started by now (a polled provider's are charged at each poll)."""
+
+    def next_charge_in(self, name: str) -> float | None:
+        """Seconds until ``name``'s next billed minute starts; None: not known here (or not billing)."""
+        return None
+
     async def poll(self, node: RentedUpstream) -> ProviderState:
         raise NotImplementedError(f"provider {self.name} is not polled")
 
 
 class PlainProvider(BaseProvider):
-    """Any OpenAI-compatible endpoint: nothing to manage, priced as declared."""
+    """Any OpenAI-compatible endpoint: nothing to manage, priced as declared (it may be TGI: /info is asked)."""
+
+    traits = WireTraits(asks_info=True)
 
 
 async def run_action(provider: Provider, action: Action, name: str) -> None:
@@ -139,7 +191,16 @@ class ProviderRegistry:
 
     def __init__(self) -> None:
         self._providers: dict[str, Provider] = {}
+        self._services: dict[tuple[str, str], object] = {}
         self.register(PlainProvider())
+
+    def put(self, key: ServiceKey[T], service: T) -> None:
+        """Keep one of a provider's own services (its account, its operations) where the API finds it."""
+        self._services[(key.provider, key.role)] = service
+
+    def get(self, key: ServiceKey[T]) -> T | None:
+        """The service ``key`` names, or None when its provider is not set up on this node."""
+        return cast("T | None", self._services.get((key.provider, key.role)))
 
     def register(self, provider: Provider) -> None:
         self._providers[provider.name] = provider
@@ -155,6 +216,19 @@ class ProviderRegistry:
         if provider is None:
             raise ConfigError(f"no provider {name!r} on this node (known: {', '.join(self.names())})")
         return provider
+
+    def decl_rules(self, provider: str) -> DeclRules | None:
+        """What ``provider``'s declarations default to and allow; None for one not registered (the manager
+        refuses it by name)."""
+        known = self._providers.get(provider)
+        return known.decl_rules if known is not None else None
+
+    def by_endpoint(self) -> list[str]:
+        """The providers that find a URL from ``endpoint: NS/NAME``."""
+        return sorted(name for name, p in self._providers.items() if p.decl_rules.by_endpoint)
+
+    def all(self) -> list[Provider]:
+        return list(self._providers.values())
 
     def polled(self) -> list[Provider]:
         return [p for p in self._providers.values() if p.polls]
@@ -174,4 +248,4 @@ class ProviderRegistry:
 
 
 __all__ = ["Action", "BaseProvider", "NotOffered", "PlainProvider", "Price", "Provider", "ProviderRegistry",
-           "ProviderState", "State", "WireTraits", "run_action"]
+           "ProviderState", "ServiceKey", "State", "WireTraits", "run_action"]

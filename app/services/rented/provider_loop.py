@@ -1,8 +1,11 @@
-"""``ProviderLoop``: the one poll -> bill -> cap loop for managed rented nodes whose provider ``polls``
-(rented/provider.py), however many providers there are.
+"""``ProviderLoop``: the one loop that drives every managed rented node, however many providers there are.
 
-Every ``poll_s`` it asks each such node's provider for its state (one call per node, under a timeout,
-all at once) and then:
+One task ticks every provider's ``Controller`` (rented/controller.py) and sleeps until the soonest
+thing any of them has due, or until kicked (a node attached or changed, a call ended, the machine
+woke). A wall-clock jump is told once here (billing never used it: rented/timebase.py).
+
+A provider with ``polls`` is driven by the loop's own controller, ``PolledNodes``: every ``poll_s``
+it asks each such node's provider for its state (one call per node, under a timeout) and then:
 
 - **bill**: while the provider says ``billing``, every started billed minute (``PAIRWISE_BILLING_MINUTE_S``,
   60 s) is charged at once to the node's spend account (``CostMeter.bill``: the stretch is the account's,
@@ -15,7 +18,8 @@ all at once) and then:
   (``confirms_pause``).
 - pause on sponsor exit (``stop_for_exit``) and a detach that pauses a billing node first.
 
-A provider that has a controller of its own leaves ``polls`` False and is not driven here.
+A provider whose nodes need more than a poll gives the loop a controller of its own
+(``Provider.controller``: a managed endpoint's drift and price, a batch window's own clock).
 """
 
 from __future__ import annotations
@@ -26,17 +30,19 @@ from typing import TYPE_CHECKING
 
 from app.environment import environment
 from app.services.errors import PairwiseError, RefusedError
-from app.services.events import EventBus
-from app.services.guard import guarded
+from app.services.events import EventBus, NodeChanged, Notice
+from app.services.guard import FailureNotices, guarded
+from app.services.rented.controller import BaseController, Controller
 from app.services.rented.provider import Provider
 from app.services.rented.provider_state import ProviderState, State
-from app.services.rented.timebase import steady
+from app.services.rented.timebase import describe_jump, steady, timebase
 
 if TYPE_CHECKING:
     from app.services.rented.manager import RentedManager
     from app.services.rented.upstream import RentedUpstream
 
 log = logging.getLogger(__name__)
+IDLE_SLEEP_S = 30.0  # with nothing due, the loop sleeps this long (an attach or a change kicks it)
 
 
 def billing_minute_s() -> float:
@@ -47,13 +53,109 @@ class ProviderLoop:
     def __init__(self, manager: RentedManager, bus: EventBus, *, minute_s: float | None = None,
                  poll_s: float | None = None) -> None:
         self.manager, self.bus = manager, bus
+        self.polled = PolledNodes(manager, bus, minute_s=minute_s, poll_s=poll_s)
+        self._started: list[Controller] = []
+        self._tells: dict[int, FailureNotices] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        manager.hooks.on_recheck.append(self.recheck_now)
+        # A node attached or changed elsewhere (rented attach/set) is looked at without waiting a tick.
+        bus.on(lambda event: self.kick() if isinstance(event, NodeChanged) else None)
+
+    def controllers(self) -> list[Controller]:
+        """The polled providers' controller and every provider's own (one each, however many providers share it)."""
+        found: list[Controller] = [self.polled] if self.manager.providers.polled() else []
+        for provider in self.manager.providers.all():
+            if provider.controller is not None and all(provider.controller is not c for c in found):
+                found.append(provider.controller)
+        return found
+
+    def kick(self) -> None:
+        self._wake.set()
+
+    def recheck_now(self) -> None:
+        for controller in self._started:
+            controller.recheck_now()
+        self.kick()
+
+    async def start(self) -> None:
+        """After the manager's start (its nodes are installed): every controller takes its nodes in."""
+        self._take_in()
+        if self._started:
+            self._task = asyncio.create_task(self._run(), name="provider-loop")
+
+    def _take_in(self) -> None:
+        for controller in self.controllers():
+            if all(controller is not c for c in self._started):
+                controller.bind(self.kick)
+                self._tells[id(controller)] = FailureNotices(self.bus.publish)
+                with guarded(f"starting {controller.what}", log, self._tells[id(controller)]):
+                    controller.sync()
+                self._started.append(controller)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for controller in self._started:
+            with guarded(f"stopping {controller.what}", log, self._tells[id(controller)]):
+                await controller.stop()
+
+    async def _run(self) -> None:
+        while True:
+            self._clock_jumped()
+            self._take_in()
+            for controller in self._started:
+                with guarded(controller.what, log, self._tells[id(controller)]):
+                    controller.tick()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self._sleep_s())
+            except TimeoutError:
+                pass
+            self._wake.clear()
+
+    def _sleep_s(self) -> float:
+        soonest = IDLE_SLEEP_S
+        for controller in self._started:
+            with guarded(controller.what, log, self._tells[id(controller)]):
+                soonest = min(soonest, controller.sleep_s())
+        return max(0.005, soonest)
+
+    def _clock_jumped(self) -> None:
+        """A wall-clock jump is told once: billing never used it."""
+        moved = timebase().jumped()
+        if moved is not None:
+            message = describe_jump(moved)
+            log.warning("%s", message)
+            self.bus.publish(Notice(title="The system clock jumped", message=message, level="warning"))
+
+
+class PolledNode:
+    """What the loop keeps of one polled node: its poll in flight, and when the next is due."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.next_poll = 0.0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+
+class PolledNodes(BaseController):
+    """The controller of every provider that ``polls``: poll -> bill -> cap (the module's docstring)."""
+
+    what = "the rented providers' loop"
+
+    def __init__(self, manager: RentedManager, bus: EventBus, *, minute_s: float | None = None,
+                 poll_s: float | None = None) -> None:
+        super().__init__(log)
+        self.manager, self.bus = manager, bus
         self.minute_s = minute_s or billing_minute_s()
         # Several polls per billed minute: a cap is acted on within the minute it is reached.
         self.poll_s = poll_s or environment().number("PAIRWISE_PROVIDER_POLL_S", min(30.0, self.minute_s / 4),
                                                      minimum=0.001)
         self._since: dict[str, float] = {}  # node -> wall-clock start of its open billing stretch
         self._unbilled_at: dict[str, float] = {}  # node -> when it was last seen not billing
-        self._task: asyncio.Task[None] | None = None
+        self._watches: dict[str, PolledNode] = {}
         hooks = manager.hooks
         hooks.on_budget_reached.append(self._budget_reached)
         hooks.confirms_pause.append(self.drives)
@@ -69,25 +171,37 @@ class ProviderLoop:
     def drives(self, node: RentedUpstream) -> bool:
         return node.decl.lifecycle.managed and self.provider(node) is not None
 
-    async def start(self) -> None:
-        if self.manager.providers.polled():
-            self._task = asyncio.create_task(self._run(), name="provider-loop")
+    def sync(self) -> None:
+        current = {n.name for n in list(self.manager.nodes.values()) if self.drives(n)}
+        for name in list(self._watches):
+            if name not in current:
+                for task in self._watches.pop(name).tasks:
+                    task.cancel()
+        for name in current:
+            self._watches.setdefault(name, PolledNode(name))
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+    def watched(self) -> list[PolledNode]:
+        return list(self._watches.values())
 
-    async def _run(self) -> None:
-        while True:
-            with guarded("the rented providers' loop", log, self.manager.hooks.tell):
-                await self.tick()
-            await asyncio.sleep(self.poll_s)
+    def recheck_now(self) -> None:
+        for watch in self._watches.values():
+            watch.next_poll = 0.0
 
-    async def tick(self) -> None:
-        nodes = [n for n in list(self.manager.nodes.values()) if self.drives(n)]
-        await asyncio.gather(*(self._one(n) for n in nodes))
+    def sleep_s(self) -> float:
+        now, soonest = steady(), IDLE_SLEEP_S
+        for watch in self._watches.values():
+            if not watch.tasks:  # a poll in flight kicks the loop when it ends
+                soonest = min(soonest, watch.next_poll - now)
+        return soonest
+
+    def tick(self) -> None:
+        self.sync()
+        now = steady()
+        for watch in self._watches.values():
+            node = self.manager.nodes.get(watch.name)
+            if node is not None and not watch.tasks and now >= watch.next_poll:
+                watch.next_poll = now + self.poll_s
+                self.spawn(watch, self._one(node))
 
     async def _one(self, node: RentedUpstream) -> None:
         with guarded(f"polling rented node {node.name}", log, self.manager.hooks.tell):

@@ -66,3 +66,6 @@ class WireTraits:
     warms_on_503: bool = False  # a 503 always means "still starting" (wait it out within the cold start)
     state_polled: bool = False  # its state comes from a management API: no probe once both are known
     url_is_identity: bool = True  # its URL names what is rented (the spend account's key); False: new each time
+    health_first: bool = False  # its proxy answers /health without waking it: asked first, and only while running
+    asks_info: bool = False  # it may run TGI: /info is asked for a context window the model list does not give
+    lists_token_prices: bool = False  # its /v1/models gives each model's per-token prices (per_token.py)

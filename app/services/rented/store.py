@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.home import Home, write_private
 from app.services.errors import ConfigError
-from app.services.rented.decl import RentedDecl, validate_decl
+from app.services.rented.decl import RentedDecl, RuleBook, validate_decl
 
 
 def rented_file(home: Home) -> Path:
@@ -26,14 +26,14 @@ class RentedStore:
     def of(cls, home: Home) -> RentedStore:
         return cls(rented_file(home))
 
-    def load(self) -> list[RentedDecl]:
+    def load(self, book: RuleBook | None = None) -> list[RentedDecl]:
         if not self.path.exists():
             return []
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise ConfigError(f"{self.path} is not valid JSON: {exc}") from exc
-        return [validate_decl(item) for item in data.get("rented_nodes", [])]
+        return [validate_decl(item, book) for item in data.get("rented_nodes", [])]
 
     def save(self, decls: list[RentedDecl]) -> None:
         body = {"rented_nodes": [d.public_json() for d in decls]}

@@ -278,7 +278,7 @@ class RentedUpstream(Upstream):
             # traffic: it would keep the provider's scale-to-zero (the backstop) from ever starting, and
             # wake the endpoint if it scaled to zero since the last poll.
             return ProbeResult()
-        result = await probe_endpoint(self._client, self._base(), self.decl.provider, self._token_of(), self.state_word,
+        result = await probe_endpoint(self._client, self._base(), self.traits, self._token_of(), self.state_word,
                                       f"rented node {self.name}")
         self.simulated = self.simulated or result.simulated
         self.last_error = result.error
