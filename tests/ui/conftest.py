@@ -23,6 +23,7 @@ from app.services.bootstrap import build_node
 from app.simulator import SimSettings, SimulatedHF
 from app.ui.app import TrayApp
 from app.ui.notify import Notification
+from tests.support.patience import patience
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -37,8 +38,10 @@ def pytest_asyncio_loop_factories(config: Any, item: Any) -> dict[str, Callable[
 
 
 async def until(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:  # noqa: ASYNC109
-    """Poll on the loop (Qt events keep flowing) until ``predicate()`` is truthy."""
+    """Poll on the loop (Qt events keep flowing) until ``predicate()`` is truthy; ``timeout`` is the
+    ceiling on an idle machine, scaled when the machine is busy (tests/support/patience.py)."""
     loop = asyncio.get_running_loop()
+    timeout = patience(timeout)
     deadline = loop.time() + timeout
     while True:
         value = predicate()
