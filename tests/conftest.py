@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from app.environment import reread_environment
 from app.harness import NodeProc, TinyProc
 from tests.support import lanes
+from tests.support.patience import patience
 
 pytest_plugins = ["pytester"]  # tests/unit/test_lanes.py collects the suite afresh
 
@@ -67,6 +69,15 @@ def node_factory(tmp_path: Path) -> Iterator[type[NodeProc]]:
                      preexec: Callable[[], None] | None = None) -> None:
             super().__init__(home or tmp_path / f"home-{name}", name, *extra, env=env, preexec=preexec)
             started.append(self)
+
+        # A command-line call is a fresh interpreter (imports, a control round trip): a minute on a loaded
+        # machine, so its ceiling scales with the load like every other wait (tests/support/patience.py).
+        def cli(self, *args: str, stdin: str | None = None, check: bool = True,
+                timeout: float = 60) -> subprocess.CompletedProcess[str]:
+            return super().cli(*args, stdin=stdin, check=check, timeout=patience(timeout))
+
+        def start(self, *, wait_answer: bool = False, timeout: float = 60.0) -> NodeProc:
+            return super().start(wait_answer=wait_answer, timeout=patience(timeout))
 
     yield Factory
     for node in started:

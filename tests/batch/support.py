@@ -9,6 +9,7 @@ from typing import Any
 import openai
 
 from app.harness import NodeProc, TinyProc, wait_until
+from tests.support.patience import patience
 
 
 def client_of(node: NodeProc) -> openai.OpenAI:
@@ -43,7 +44,7 @@ FINAL = ("completed", "failed", "cancelled", "expired")
 
 
 def wait_final(client: openai.OpenAI, batch_id: str, timeout: float = 120) -> Any:
-    return wait_until(lambda: (b := client.batches.retrieve(batch_id)).status in FINAL and b, timeout,
+    return wait_until(lambda: (b := client.batches.retrieve(batch_id)).status in FINAL and b, patience(timeout),
                       f"batch {batch_id} to end", interval=0.2)
 
 
@@ -70,4 +71,4 @@ def wait_engines(node: NodeProc, *names: str) -> None:
         engines = {e["name"]: e for e in node.control("GET", "/engines")["engines"]}
         return all(engines.get(name, {}).get("models") for name in names)
 
-    wait_until(listed, 20, f"engines {names} to list their models")
+    wait_until(listed, patience(20), f"engines {names} to list their models")

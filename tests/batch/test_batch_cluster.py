@@ -16,6 +16,7 @@ from tests.batch.support import (
     write_input,
 )
 from tests.cluster.multinode import pair
+from tests.support.patience import patience
 
 
 def test_a_batch_runs_on_this_node_and_a_peer(node_factory: Any, tiny_factory: Any, tmp_path: Path) -> None:
@@ -29,7 +30,7 @@ def test_a_batch_runs_on_this_node_and_a_peer(node_factory: Any, tiny_factory: A
     wait_engines(peer, "tower")
     pair(peer, here)
     wait_until(lambda: any(n.get("name") == "peer" and "tiny" in str(n.get("models")) for n in here.cli_json("nodes")),
-               30, "the peer's model to be known here")
+               patience(30), "the peer's model to be known here")
     client = client_of(here)
     done = wait_final(client, upload_and_create(client, write_input(tmp_path, chat_lines(200))).id, timeout=180)
     assert done.status == "completed" and done.error_file_id is None

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from app.harness import NodeProc, wait_until
+from tests.support.patience import patience
 
 # Fast polls so a peer is seen online (or offline) within a second; mDNS is off (child_env).
 FAST = {"PAIRWISE_PEER_POLL_S": "0.3"}
@@ -59,7 +60,7 @@ def wait_online(node: NodeProc, other: NodeProc, online: bool = True, timeout: f
         return found if found is not None and found["online"] is online else None
 
     state = "online" if online else "offline"
-    return dict(wait_until(seen, timeout=timeout, interval=0.05, what=f"{node.name} to see {other.name} {state}"))
+    return dict(wait_until(seen, timeout=patience(timeout), interval=0.05, what=f"{node.name} to see {other.name} {state}"))
 
 
 def wait_models(node: NodeProc, other: NodeProc, *models: str) -> None:
@@ -67,7 +68,7 @@ def wait_models(node: NodeProc, other: NodeProc, *models: str) -> None:
         found = row(node, other)
         return found is not None and found["online"] and set(models) <= set(found["models"])
 
-    wait_until(has, timeout=20, interval=0.05, what=f"{node.name} to see {other.name}'s models {models}")
+    wait_until(has, timeout=patience(20), interval=0.05, what=f"{node.name} to see {other.name}'s models {models}")
 
 
 def pinned(node: NodeProc) -> list[str]:

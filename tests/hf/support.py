@@ -13,6 +13,7 @@ from app.harness import NodeProc, wait_until
 from app.home import Home
 from app.simulator import SimulatorThread
 from app.simulator.ca import client_ssl_context
+from tests.support.patience import patience
 
 REPO = "HuggingFaceTB/SmolLM2-135M-Instruct"
 L4 = ("--gpu", "nvidia-l4", "--vendor", "aws", "--region", "us-east-1")  # $0.80 per hour
@@ -36,7 +37,7 @@ def wait_show(node: NodeProc, name: str, what: str, check: Any, timeout: float =
         return bool(check(seen))
 
     try:
-        wait_until(ready, timeout=timeout, interval=0.05, what=what)
+        wait_until(ready, timeout=patience(timeout), interval=0.05, what=what)
     except AssertionError as exc:
         raise AssertionError(f"{exc}; last row: {json.dumps(seen)[:1500]}") from None
     return seen
@@ -110,7 +111,7 @@ class Events:
         return [e["kind"] for e in self.seen]
 
     def wait(self, kind: str, timeout: float = 20.0) -> dict[str, Any]:
-        return wait_until(lambda: next((e for e in self.seen if e["kind"] == kind), None), timeout=timeout,
+        return wait_until(lambda: next((e for e in self.seen if e["kind"] == kind), None), timeout=patience(timeout),
                           what=f"event {kind}")  # type: ignore[no-any-return]
 
 

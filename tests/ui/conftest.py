@@ -24,6 +24,7 @@ from app.simulator import SimSettings, SimulatedHF
 from app.ui.app import TrayApp
 from app.ui.compose import register_providers
 from app.ui.notify import Notification
+from tests.support.patience import patience
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 register_providers()  # as TrayApp does at start: a view tested alone finds its providers too
@@ -39,8 +40,10 @@ def pytest_asyncio_loop_factories(config: Any, item: Any) -> dict[str, Callable[
 
 
 async def until(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:  # noqa: ASYNC109
-    """Poll on the loop (Qt events keep flowing) until ``predicate()`` is truthy."""
+    """Poll on the loop (Qt events keep flowing) until ``predicate()`` is truthy; ``timeout`` is the
+    ceiling on an idle machine, scaled when the machine is busy (tests/support/patience.py)."""
     loop = asyncio.get_running_loop()
+    timeout = patience(timeout)
     deadline = loop.time() + timeout
     while True:
         value = predicate()

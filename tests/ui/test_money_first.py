@@ -28,7 +28,9 @@ async def hf_up(sim: SimulatedHF) -> None:
 async def test_hugging_face_unreachable_is_attention_everywhere_until_it_answers(sim: SimulatedHF,
                                                                                  make_app: Any) -> None:
     app = await make_app()
-    await running_gpu(app, sim)
+    # The endpoint's scale-to-zero (Pairwise's default 15 minutes: 3 s here) is kept out of the way: on a loaded
+    # machine the test outlasts it, and an endpoint scaled to zero rightly stops showing as billing.
+    await running_gpu(app, sim, scale_to_zero_min=600)
     await until(lambda: app.tray.state == "billing", what="billing")
     await hf_down(sim)
     await until(lambda: app.tray.state == "attention", what="attention while HF cannot be reached")
