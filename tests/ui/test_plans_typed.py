@@ -16,6 +16,7 @@ from app.services.api.plans import (
     WindowFlavor,
     WindowPlan,
 )
+from app.services.hf.providers import ENDPOINT_OPS, WINDOW_OPS
 from app.simulator import SimulatedHF
 from tests.ui.conftest import REPO
 from tests.ui.helpers import T4, hf_facade, sim_state
@@ -32,8 +33,10 @@ async def test_an_endpoints_plan_and_a_windows_plan_are_their_types(sim: Simulat
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
     params: dict[str, Any] = {"name": "gpu", "model": REPO, **T4, "usd_per_day": 5, "same_as": ["smol"]}
-    assert app.node.hf_rented is not None and app.node.hf_jobs is not None
-    raw = await app.node.hf_rented.plan(params)  # what the provider's operations write
+    assert app.node.rented is not None
+    endpoints, windows = app.node.rented.providers.get(ENDPOINT_OPS), app.node.rented.providers.get(WINDOW_OPS)
+    assert endpoints is not None and windows is not None
+    raw = await endpoints.plan(params)  # what the provider's operations write
     keys_of({**raw, "same_as": []}, EndpointPlan)
     plan = await app.facade.rented_plan(params)
     keys_of(plan, EndpointPlan)
@@ -44,11 +47,11 @@ async def test_an_endpoints_plan_and_a_windows_plan_are_their_types(sim: Simulat
     assert flavors
     for flavor in flavors:
         keys_of(flavor, WindowFlavor)
-    [raw_flavor] = [f.to_json() for f in await app.node.hf_jobs.flavors() if f.name == flavors[0]["name"]]
+    [raw_flavor] = [f.to_json() for f in await windows.flavors() if f.name == flavors[0]["name"]]
     keys_of(raw_flavor, WindowFlavor)
 
     window = {"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h", "usd_per_day": 5}
-    keys_of(await app.node.hf_jobs.plan(window), WindowPlan)
+    keys_of(await windows.plan(window), WindowPlan)
     planned = await app.facade.window_plan(window)
     keys_of(planned, WindowPlan)
     keys_of(planned["budget"], WindowBudget)
