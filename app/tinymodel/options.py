@@ -9,11 +9,11 @@ from app.services.json_types import JsonObject
 
 ApiKind = Literal["openai", "ollama", "both"]
 FailMode = Literal[None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
-                   "no_terminator", "not_an_object"]
+                   "no_terminator", "not_an_object", "ping_then_hang"]
 
 API_KINDS: tuple[str, ...] = ("openai", "ollama", "both")
 FAIL_MODES: tuple[str | None, ...] = (None, "refuse", "500", "hang", "cut", "long_line", "bad_tool_arguments", "stall",
-                                      "no_terminator", "not_an_object")
+                                      "no_terminator", "not_an_object", "ping_then_hang")
 
 
 @dataclass
@@ -28,6 +28,8 @@ class TinyModelOptions:
     cut_after_chunks: int = 3  # "cut" drops the connection there; "stall" goes silent, keeping it open
     # "long_line": after the first streamed chunk, one line this long (a misbehaving upstream);
     # "bad_tool_arguments": tool calls whose arguments are not JSON (OpenAI API);
+    # "ping_then_hang": an event stream's keep-alive comment (": ping"), then silence with the connection
+    # open, as llama-cpp-python's server reading a long prompt; JSON answers are not affected.
     # "no_terminator": a stream sent whole, final chunk included, then the connection dropped instead of
     # the chunked encoding's last empty chunk (an engine that closes as soon as it is done).
     long_line_bytes: int = 50 * 1024 * 1024

@@ -98,6 +98,14 @@ class Emitter:
             abort_connection(self.request)
             self.alive = False
             return False
+        if opts.fail_mode == "ping_then_hang" and "text/event-stream" in self.response.headers.get("Content-Type", ""):
+            try:
+                await self.response.write(b": ping - keep-alive\r\n\r\n")
+            except ConnectionError:
+                pass
+            await self.state.closing.wait()  # reads the prompt for ever
+            self.alive = False
+            return False
         if opts.fail_mode == "stall" and self.sent >= opts.cut_after_chunks:
             await self.state.closing.wait()  # silent with the connection open, like a wedged engine
             self.alive = False

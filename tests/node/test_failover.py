@@ -112,6 +112,23 @@ def test_first_byte_timeout_is_per_engine(node_factory: type[NodeProc], tiny_fac
     assert node.cli_json("engines", "list")[0]["first_byte_timeout_s"] == 0.5
 
 
+def test_keep_alive_comments_are_not_a_first_byte(node_factory: type[NodeProc], tiny_factory: type[TinyProc]) -> None:
+    """An engine that sends only SSE comments (": ping", as llama-cpp-python's server does while it reads
+    a long prompt) has not answered: its first-byte budget still runs out and the request fails over."""
+    pinging = tiny_factory("--api", "openai", "--model", "m3")
+    live = tiny_factory("--api", "openai", "--model", "m3")
+    node = node_factory("fo-ping").start()
+    node.cli("engines", "add", "pinging", "--url", pinging.url, "--api", "openai", "--first-byte-timeout-s", "1")
+    node.cli("engines", "add", "live", "--url", live.url, "--api", "openai")
+    pinging.config(fail_mode="ping_then_hang")
+    client = openai.OpenAI(base_url=f"{node.url}/v1", api_key="x", max_retries=0)
+    chunks = list(client.chat.completions.create(model="m3", messages=[{"role": "user", "content": "hi"}],
+                                                 stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert pinging.stats()["inferences"] == 1  # it was tried first, and sent its comment
+    assert [(j["engine"], j["state"]) for j in jobs(node)] == [("live", "completed")]
+
+
 @pytest.mark.parametrize("engine_api", ["openai", "ollama"])
 def test_an_engine_that_drops_the_connection_after_its_final_chunk_gave_a_whole_answer(
         node_factory: type[NodeProc], tiny_factory: type[TinyProc], engine_api: str) -> None:

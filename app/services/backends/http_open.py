@@ -26,3 +26,14 @@ def error_text(body: bytes) -> str:
             return str(err.get("message") or err)[:300]
         return str(err)[:300]
     return text[:300]
+
+
+def keep_alive_only(chunk: bytes, content_type: str) -> bool:
+    """True when an event stream's bytes so far are only SSE comments (``: ping``) and blank lines.
+
+    An engine may send such comments while it reads a long prompt (llama-cpp-python's server does every
+    15 s). They are not the answer's first byte: taking them as it would commit the request to an engine
+    that has not answered (no failover after it) and date the first byte at the first ping."""
+    if "text/event-stream" not in content_type:
+        return False
+    return all(not line.strip() or line.lstrip().startswith(b":") for line in chunk.split(b"\n"))

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened, SpliceSink
 from app.services.backends.h1_response import MalformedResponse, ResponseReader
-from app.services.backends.http_open import FAILOVER_STATUSES, error_text
+from app.services.backends.http_open import FAILOVER_STATUSES, error_text, keep_alive_only
 from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 
 CONNECT_TIMEOUT_S = 10.0
@@ -313,6 +313,12 @@ class SpliceClient:
                     raw = b"".join([p async for p in _pieces(exchange)])
                     raise UpstreamError(f"{label} answered {head.status}: {error_text(raw)}", status=head.status)
                 first = await exchange.next_piece()
+                content_type = head.headers.get("content-type", "")
+                while first and keep_alive_only(first, content_type):  # still under the first-byte budget
+                    more = await exchange.next_piece()
+                    if not more:
+                        break
+                    first += more
         except TimeoutError as exc:  # first: a TimeoutError is an OSError
             _drop(asked)
             raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc

@@ -30,7 +30,7 @@ from aiohttp.client_proto import ResponseHandler
 from aiohttp.tracing import Trace
 
 from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened
-from app.services.backends.http_open import FAILOVER_STATUSES, error_text
+from app.services.backends.http_open import FAILOVER_STATUSES, error_text, keep_alive_only
 from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 
 CONNECT_TIMEOUT_S = 10.0
@@ -111,6 +111,12 @@ class StreamClient:
                     raise UpstreamError(f"{label} answered {response.status}: {error_text(body)}",
                                         status=response.status)
                 first = await response.content.readany()
+                content_type = response.headers.get("content-type", "")
+                while first and keep_alive_only(first, content_type):  # still under the first-byte budget
+                    more = await response.content.readany()
+                    if not more:
+                        break
+                    first += more
         except aiohttp.ClientError as exc:  # first: a connect timeout is a ClientError and a TimeoutError
             _close(response)
             raise UpstreamError(f"{label} could not be reached: {type(exc).__name__}: {exc}") from exc
