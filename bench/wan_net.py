@@ -33,6 +33,7 @@ from pathlib import Path
 from app.harness import REPO, child_env, read_json_line, stop_process
 
 PREFIX = "pairwise-wan-"
+LINK_PREFIX = "pwwan"
 POOL = ipaddress.IPv4Network("10.213.0.0/16")
 ONE_WAY_MS = 20.0
 TUNSETIFF = 0x400454CA
@@ -54,7 +55,7 @@ def can_build() -> str | None:
 
 
 def sweep_stale() -> list[str]:
-    """Remove namespaces of earlier benches whose process is gone."""
+    """Remove namespaces and link ends of earlier benches whose process is gone."""
     removed = []
     for line in ip("netns", "list", check=False).stdout.splitlines():
         name = line.split()[0] if line.strip() else ""
@@ -62,6 +63,12 @@ def sweep_stale() -> list[str]:
         if name.startswith(PREFIX) and pid.isdigit() and not Path(f"/proc/{pid}").exists():
             ip("netns", "del", name, check=False)
             removed.append(name)
+    for line in ip("-br", "link", check=False).stdout.splitlines():
+        dev = line.split()[0].split("@")[0] if line.strip() else ""
+        tag = dev.removeprefix(LINK_PREFIX)[:-1]
+        if dev.startswith(LINK_PREFIX) and tag.isdigit() and not Path(f"/proc/{tag}").exists():
+            ip("link", "del", dev, check=False)
+            removed.append(dev)
     return removed
 
 
@@ -89,7 +96,7 @@ class WanLink:
         self.one_way_ms = one_way_ms
         self.ns = f"{PREFIX}{os.getpid()}"
         tag = str(os.getpid())[-7:]
-        self.dev_near, self.dev_far = f"pwwan{tag}a", f"pwwan{tag}b"
+        self.dev_near, self.dev_far = f"{LINK_PREFIX}{tag}a", f"{LINK_PREFIX}{tag}b"
         net = free_subnet()
         hosts = list(net.hosts())
         self.near, self.far = str(hosts[0]), str(hosts[1])
@@ -157,9 +164,10 @@ class WanLink:
     def close(self) -> None:
         stop_process(self._relay, wait_s=5)  # its TUN devices go with it
         self._relay = None
-        if self._veth:
-            ip("link", "del", self.dev_near, check=False)
-            self._veth = False
+        # By name, whatever the flags say: an interrupt can land after `ip link add` made the pair but
+        # before this process heard back (both ends are then still out here).
+        ip("link", "del", self.dev_near, check=False)
+        self._veth = False
         ip("netns", "del", self.ns, check=False)
 
     def exists(self) -> bool:

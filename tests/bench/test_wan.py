@@ -5,6 +5,7 @@ does); without root the row is skipped with a note. No timing is asserted."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -62,7 +63,34 @@ def test_interrupted_run_still_removes_the_namespace(tmp_path: Path) -> None:
             proc.kill()
             proc.wait(10)
     assert not made & set(namespaces())
-    assert not [line for line in wan_net.ip("-br", "link").stdout.splitlines() if line.startswith("pwwan")]
+    assert not links_of(proc.pid)
+
+
+def links_of(pid: int) -> list[str]:
+    """This bench process's link ends (another test's bench may be running beside it)."""
+    mine = f"{wan_net.LINK_PREFIX}{str(pid)[-7:]}"
+    return [line for line in wan_net.ip("-br", "link").stdout.splitlines() if line.startswith(mine)]
+
+
+@needs_root
+@pytest.mark.parametrize("step", ["link add", "link set"])
+def test_an_interrupt_between_making_the_pair_and_hearing_back_leaves_nothing(
+        step: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_ip = wan_net.ip
+
+    def interrupted(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = real_ip(*args, check=check)
+        if " ".join(args[:2]) == step:
+            raise KeyboardInterrupt  # the command ran; the signal lands before its answer is used
+        return done
+
+    monkeypatch.setattr(wan_net, "ip", interrupted)
+    before = set(namespaces())
+    with pytest.raises(KeyboardInterrupt):
+        with wan_net.WanLink():
+            pass
+    assert set(namespaces()) == before
+    assert not links_of(os.getpid())
 
 
 def test_without_root_the_row_is_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

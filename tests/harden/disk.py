@@ -34,19 +34,19 @@ class SmallDisk:
         self._read_only = False
 
     def fill(self) -> None:
-        """Write until the disk says it is full (ENOSPC), leaving not one block free."""
-        with open(self.filler, "ab") as out:
+        """Write until the disk says it is full (ENOSPC), leaving not one block free.
+
+        Unbuffered: a buffered file keeps the bytes a full disk refused and raises ENOSPC again
+        when it is closed, which depends on how the last write happened to straddle the end."""
+        for name, chunk in ((self.filler, 65536), (self.path / "filler-tail.bin", 512)):
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
                 while True:
-                    out.write(b"\0" * 65536)
-                    out.flush()
+                    os.write(fd, b"\0" * chunk)
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC, exc
-        # Whatever fit in the last partial block too.
-        with contextlib.suppress(OSError), open(self.path / "filler-tail.bin", "ab") as out:
-            while True:
-                out.write(b"\0" * 512)
-                out.flush()
+            finally:
+                os.close(fd)
 
     def free(self) -> None:
         self.filler.unlink(missing_ok=True)
