@@ -8,5 +8,8 @@ scripts/setup.sh fast
 export QT_QPA_PLATFORM=offscreen PAIRWISE_MDNS=off
 # Only the plugins the suite uses, whatever else the venv holds (one may take seconds to import).
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+# Compiled test modules are kept between runs (a machine that sets PYTHONDONTWRITEBYTECODE would
+# rewrite and compile every test module on every run: a third of collecting).
+unset PYTHONDONTWRITEBYTECODE
 # One process: collecting costs as much as running here, and xdist would pay it once per worker.
 exec .venv/bin/pytest -q -p no:cacheprovider -p pytest_asyncio.plugin -p pytest_timeout -m "not slow" "$@"

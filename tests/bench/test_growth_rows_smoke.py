@@ -10,6 +10,7 @@ import pytest
 from bench import growth_rows
 
 
+@pytest.mark.processes  # the bench starts node processes (hub, leaves) that lanes.py does not follow into
 def test_the_growth_rows_run_at_tiny_sizes_and_print() -> None:
     notes: list[str] = []
     rows = growth_rows.run(growth_rows.SMOKE, lambda _: None, notes)

@@ -73,6 +73,7 @@ def links_of(pid: int) -> list[str]:
 
 
 @needs_root
+@pytest.mark.processes  # `ip` commands, run by the bench's code
 @pytest.mark.parametrize("step", ["link add", "link set"])
 def test_an_interrupt_between_making_the_pair_and_hearing_back_leaves_nothing(
         step: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,33 +83,16 @@ def _in_tests(value: object) -> bool:
     return source is not None and Path(source).resolve().is_relative_to(TESTS)
 
 
-class _Walk:
-    """One test's walk: the kinds found, the functions already read, how to look a fixture up."""
+class _Reach:
+    """What one function names directly: the heavy kinds, the helpers under tests/ it names (functions,
+    and the methods of classes), and the fixtures it asks for by name. Read once per function for the
+    whole session: most tests share their helpers, and reading them again for each test was most of the
+    fast lane's collection."""
 
-    def __init__(self, fixture: Callable[[str], Iterable[Callable[..., object]]]) -> None:
-        self.found: set[str] = set()
-        self.seen: set[int] = set()
-        self.fixture = fixture
-
-    def value(self, value: object) -> None:
-        if inspect.isfunction(value):
-            value = inspect.unwrap(value)  # a @contextmanager helper is read where it was written
-        kind = _kind_of(value)
-        if kind:
-            self.found.add(kind)
-        elif isinstance(value, type) and _in_tests(value):
-            for member in vars(value).values():
-                if inspect.isfunction(member):
-                    self.function(member)
-        elif inspect.isfunction(value) and _in_tests(value):
-            self.function(value)
-
-    def function(self, start: Callable[..., object]) -> None:
-        """The kinds ``start`` names, following the helpers defined under tests/ that it names."""
-        func = inspect.unwrap(start)
-        if id(func) in self.seen or not hasattr(func, "__code__"):
-            return
-        self.seen.add(id(func))
+    def __init__(self, func: Callable[..., object]) -> None:
+        self.kinds: set[str] = set()
+        self.helpers: list[Callable[..., object]] = []
+        self.fixtures: list[str] = []
         scope = {**func.__globals__}
         if func.__closure__:
             scope.update(zip(func.__code__.co_freevars, (c.cell_contents for c in func.__closure__), strict=True))
@@ -119,15 +102,55 @@ class _Walk:
             modules = [sys.modules[name] for name in names if name in sys.modules]
             for name in names:
                 if name in scope:
-                    self.value(scope[name])
+                    self._value(scope[name])
                 for module in modules:
-                    self.value(module if module.__name__ == name else getattr(module, name, None))
-            if "getfixturevalue" not in code.co_names:
+                    self._value(module if module.__name__ == name else getattr(module, name, None))
+            if "getfixturevalue" in code.co_names:  # request.getfixturevalue("engine_node")
+                self.fixtures.extend(c for c in code.co_consts if isinstance(c, str) and c.isidentifier())
+
+    def _value(self, value: object) -> None:
+        if inspect.isfunction(value):
+            value = inspect.unwrap(value)  # a @contextmanager helper is read where it was written
+        kind = _kind_of(value)
+        if kind:
+            self.kinds.add(kind)
+        elif isinstance(value, type) and _in_tests(value):
+            self.helpers.extend(m for m in vars(value).values() if inspect.isfunction(m))
+        elif inspect.isfunction(value) and _in_tests(value):
+            self.helpers.append(value)
+
+
+_READ: dict[int, tuple[Callable[..., object], _Reach]] = {}  # the function is kept so its id stays its own
+
+
+def _reach(func: Callable[..., object]) -> _Reach:
+    known = _READ.get(id(func))
+    if known is None or known[0] is not func:
+        known = _READ[id(func)] = (func, _Reach(func))
+    return known[1]
+
+
+class _Walk:
+    """One test's walk: the kinds found, the functions already followed, how to look a fixture up."""
+
+    def __init__(self, fixture: Callable[[str], Iterable[Callable[..., object]]]) -> None:
+        self.found: set[str] = set()
+        self.seen: set[int] = set()
+        self.fixture = fixture
+
+    def function(self, start: Callable[..., object]) -> None:
+        """The kinds ``start`` names, following the helpers defined under tests/ that it names."""
+        pending = [inspect.unwrap(start)]
+        while pending:
+            func = pending.pop()
+            if id(func) in self.seen or not hasattr(func, "__code__"):
                 continue
-            for const in code.co_consts:  # request.getfixturevalue("engine_node")
-                if isinstance(const, str) and const.isidentifier():
-                    for fixture in self.fixture(const):
-                        self.function(fixture)
+            self.seen.add(id(func))
+            reach = _reach(func)
+            self.found |= reach.kinds
+            pending.extend(inspect.unwrap(helper) for helper in reach.helpers)
+            for name in reach.fixtures:
+                pending.extend(inspect.unwrap(fixture) for fixture in self.fixture(name))
 
 
 def kinds_of(item: pytest.Item) -> set[str]:
