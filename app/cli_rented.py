@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from app.cli_common import home_of, on_off, print_json, read_token_stdin, table
+from app.cli_providers import known_providers
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
-from app.services.hf.providers import KNOWN_PROVIDERS as PROVIDERS
 from app.services.keys.peer_limits import parse_peer_values
 from app.services.rented.decl import POLICIES, declarations_from
 
@@ -36,7 +36,7 @@ def register(sub: Any, extensions: Sequence[Callable[[Any], None]] = ()) -> None
     attach = rsub.add_parser("attach", help="attach an HTTPS endpoint as a rented node")
     attach.add_argument("name")
     attach.add_argument("--provider", default="openai-compatible",
-                        help=f"{', '.join(PROVIDERS)}, or one a plugin registers (docs/adding-a-provider.md)")
+                        help=f"{', '.join(known_providers())}, or one a plugin registers (docs/adding-a-provider.md)")
     attach.add_argument("--url", help="https base URL (http:// only for loopback hosts)")
     attach.add_argument("--endpoint", help="NAMESPACE/NAME of the provider's endpoint (instead of --url)")
     attach.add_argument("--token-stdin", action="store_true", help="read the bearer token from stdin into the keyring")

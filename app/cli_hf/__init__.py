@@ -17,6 +17,7 @@ import app.services.hf.errors  # noqa: F401  (the node's HfAuthError... come bac
 import app.services.hf.events  # noqa: F401  (hf_signed_in... join the event catalog)
 from app.cli_hf import account, demo, jobs, rented, sim
 from app.cli_providers import ProviderCommands
+from app.services.hf.providers import PROVIDERS
 
 if TYPE_CHECKING:
     from app.cli_common import Commands
@@ -41,4 +42,5 @@ def name_providers() -> None:
         glossary.name_provider(provider, label, COMPANY)
 
 
-COMMANDS = ProviderCommands(register=register, register_rented=register_rented, name_providers=name_providers)
+COMMANDS = ProviderCommands(register=register, register_rented=register_rented, name_providers=name_providers,
+                            providers=PROVIDERS)

@@ -26,6 +26,7 @@ the tree lists them all, but a provider's, which its folder's ``errors.py`` list
     ├── NotFound                      an engine, node, model or endpoint that does not exist
     │   └── BatchNotFound             batch/service.py: no such batch (or input file)
     ├── FeatureMissing                a feature (cluster, rented nodes, a provider's) is not attached here
+    │   └── NoProviderOffers          rented/operations.py: no provider here creates endpoints (or batch windows)
     ├── RefusedError                  refused by policy (loopback rule, sharing off, budget...)
     │   ├── KeyRefused                keys/store.py: a key that is unknown, revoked or not for this model
     │   ├── RecordRefused             cluster/record_check.py: a peer's job record with a field not plain

@@ -47,7 +47,7 @@ async def test_an_endpoints_plan_and_a_windows_plan_are_their_types(sim: Simulat
     assert flavors
     for flavor in flavors:
         keys_of(flavor, WindowFlavor)
-    [raw_flavor] = [f.to_json() for f in await windows.flavors() if f.name == flavors[0]["name"]]
+    [raw_flavor] = [f for f in await windows.flavors() if f["name"] == flavors[0]["name"]]
     keys_of(raw_flavor, WindowFlavor)
 
     window = {"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h", "usd_per_day": 5}

@@ -18,7 +18,7 @@ PROVIDER_API_PARTS = ("app.services.hf.api", "app.services.hf.routes", "app.serv
 # Lowest first; a module belongs to the room of its longest matching prefix.
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
-              "app.services.api.rows", "app.services.api.snapshots",
+              "app.services.api.rows", "app.services.api.snapshots", "app.services.api.plans",
               "app.services.platform", "app.services.clock", "app.services.secrets", "app.services.openfiles",
               "app.services.outbound", "app.services.listener_budget", "app.services.guard",
               "app.services.text_safety", "app.services.redaction", "app.services.eventloop", "app.services.node_ids",

@@ -15,9 +15,9 @@ from app.services.batch.plan import BatchPlan, endpoint_of, plan_batch
 from app.services.batch.service import BatchInvalid, BatchService
 from app.services.batch.shapes import BatchObject, duration_s
 from app.services.errors import ConfigError, FeatureMissing
-from app.services.hf.providers import WINDOW_OPS
 from app.services.jobs.requester import local_app
 from app.services.node import Node
+from app.services.rented.operations import WINDOWS, NoProviderOffers
 
 __all__ = ["BatchApi", "BatchObject", "BatchOrder", "BatchStarted"]  # BatchObject: the row the tray's Batches view reads
 
@@ -82,18 +82,19 @@ class BatchApi:
         plan: BatchPlan | None = None
         window: str | None = None
         if order.rent:
-            windows = self.node.rented.providers.get(WINDOW_OPS) if self.node.rented is not None else None
-            if windows is None:
-                raise FeatureMissing("--rent needs a provider of batch windows, set up and signed in")
+            registry = self.node.rented.providers if self.node.rented is not None else None
+            if not WINDOWS.among(registry):
+                raise NoProviderOffers("--rent needs a provider of batch windows, set up and signed in")
             plan = await self.plan(order)
             if plan["meets_deadline"] is not False:
                 pass  # the cluster meets it as it is: nothing is rented
             elif plan["rent"] is None:
                 raise ConfigError(plan["rent_note"] or "no rented window can meet the deadline")
             else:
-                rent = plan["rent"]
-                await windows.create({"name": rent["name"], "model": rent["model"], "gpu": rent["gpu"],
-                                                "window": f"{rent['window_minutes']}m"})
+                rent = plan["rent"]  # from the provider the plan chose (the cheapest GPU of all that offer windows)
+                await WINDOWS.of(registry, rent["provider"]).create({
+                    "name": rent["name"], "model": rent["model"], "gpu": rent["gpu"],
+                    "window": f"{rent['window_minutes']}m"})
                 window = rent["name"]
         file_id, path = service.new_upload_path()
         path.write_bytes(content)

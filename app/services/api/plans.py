@@ -1,14 +1,14 @@
 """What the service API answers before a rented GPU is created, and after a detach: the plan of an
 endpoint (``RentedApi.plan``), the plan of a batch window (``window_plan``), the GPUs a window can
-run on (``window_flavors``) and a detach's answer. The provider's operations build plain JSON (it
-is also what ``pairwise rented create --dry-run`` prints); these builders give it its type at the
-seam, key by key, so a view reads ``plan["budget"]["hours_per_day"]`` where the key is always there.
+run on (``window_flavors``) and a detach's answer. A provider's operations return them
+(rented/operations.py: the seam is typed, key by key), so a view reads ``plan["budget"]["hours_per_day"]``
+where the key is always there. Kept below the rooms that name them (a provider's folder, the rented
+nodes): types only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 
 class EndpointBudget(TypedDict):
@@ -86,39 +86,3 @@ class WindowFlavor(TypedDict):
 
 class Detached(TypedDict):
     detached: str
-
-
-def endpoint_plan(raw: Mapping[str, Any], same_as: list[str]) -> EndpointPlan:
-    budget = raw["budget"]
-    plan = EndpointPlan(
-        name=raw["name"], namespace=raw["namespace"], endpoint=raw["endpoint"], model=raw["model"],
-        engine=raw["engine"], gpu=raw["gpu"], accelerator=raw["accelerator"], vendor=raw["vendor"],
-        region=raw["region"], gpu_memory_gb=raw["gpu_memory_gb"], price_per_hour=raw["price_per_hour"],
-        type=raw["type"], scale_to_zero_timeout_min=raw["scale_to_zero_timeout_min"],
-        context_window=raw["context_window"],
-        budget=EndpointBudget(usd_per_day=budget["usd_per_day"], usd_per_month=budget["usd_per_month"],
-                              hours_per_day=budget["hours_per_day"], hours_per_month=budget["hours_per_month"]),
-        same_as=same_as)
-    if "body" in raw:
-        plan["body"] = raw["body"]
-    return plan
-
-
-def window_plan(raw: Mapping[str, Any]) -> WindowPlan:
-    budget = raw["budget"]
-    return WindowPlan(
-        name=raw["name"], provider=raw["provider"], namespace=raw["namespace"], model=raw["model"],
-        engine=raw["engine"], image=raw["image"], gpu=raw["gpu"], gpu_description=raw["gpu_description"],
-        hardware_per_hour=raw["hardware_per_hour"], port_fee_per_hour=raw["port_fee_per_hour"],
-        price_per_hour=raw["price_per_hour"], window_s=raw["window_s"], window=raw["window"],
-        window_minutes=raw["window_minutes"], window_cost_usd=raw["window_cost_usd"],
-        budget=WindowBudget(usd_per_day=budget["usd_per_day"], usd_per_month=budget["usd_per_month"],
-                            spent_day_usd=budget["spent_day_usd"], spent_month_usd=budget["spent_month_usd"]),
-        idle_stop_min=raw["idle_stop_min"], use=raw["use"], pause_on_exit=raw["pause_on_exit"],
-        access=raw["access"], notes=list(raw["notes"]),
-        new_window_on_existing_node=raw["new_window_on_existing_node"])
-
-
-def window_flavor(raw: Mapping[str, Any]) -> WindowFlavor:
-    return WindowFlavor(name=raw["name"], pretty=raw["pretty"], gpu=raw["gpu"], price_per_hour=raw["price_per_hour"],
-                        window_price_per_hour=raw["window_price_per_hour"])

@@ -1,6 +1,6 @@
 """``RentedApi``: rented nodes (attach, apply, set, detach, probe), the actions their provider offers
 (``act``: pause, resume, stop, delete) and, where a provider creates them, new endpoints and batch
-windows.
+windows (through the operations it offers, rented/operations.py: the one named, or the only one).
 Rows carry ``billing``, ``actions`` and ``capabilities`` as the node's provider says
 (rented/provider.py), so neither this module nor a view knows any provider's states."""
 
@@ -12,26 +12,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from app.services.api import glossary
 from app.services.api.models import ModelsApi
-from app.services.api.plans import (
-    Detached,
-    EndpointPlan,
-    WindowFlavor,
-    WindowPlan,
-    endpoint_plan,
-    window_flavor,
-    window_plan,
-)
+from app.services.api.plans import Detached, EndpointPlan, WindowFlavor, WindowPlan
 from app.services.api.rows import RentedActionRow, RentedRow
 from app.services.errors import ConfigError, FeatureMissing, RefusedError
-from app.services.hf.providers import ENDPOINT_OPS, WINDOW_OPS
 from app.services.rented.caps import resume_refusal
+from app.services.rented.operations import ENDPOINTS, WINDOWS, EndpointOperations, WindowOperations
 from app.services.rented.provider import Action, Provider, run_action
 from app.services.routing.names import MAX_GROUP
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
-    from app.services.hf.jobs_ops import HfJobs
-    from app.services.hf.rented_ops import HfRented
     from app.services.node import Node
     from app.services.rented.manager import RentedManager
     from app.services.rented.spend import SpendRepair
@@ -83,17 +73,12 @@ class RentedApi:
             raise FeatureMissing("this node has no rented-node manager attached")
         return self.node.rented
 
-    def _ops(self) -> HfRented:
-        ops = self.node.rented.providers.get(ENDPOINT_OPS) if self.node.rented is not None else None
-        if ops is None:
-            raise FeatureMissing("this node has no provider that creates rented endpoints attached")
-        return ops
+    def _ops(self, provider: str | None) -> EndpointOperations:
+        """The create operations of ``provider``, or of the only provider offering them (operations.py)."""
+        return ENDPOINTS.of(self.node.rented.providers if self.node.rented is not None else None, provider)
 
-    def _windows(self) -> HfJobs:
-        ops = self.node.rented.providers.get(WINDOW_OPS) if self.node.rented is not None else None
-        if ops is None:
-            raise FeatureMissing("this node has no batch-window operations attached")
-        return ops
+    def _windows(self, provider: str | None = None) -> WindowOperations:
+        return WINDOWS.of(self.node.rented.providers if self.node.rented is not None else None, provider)
 
     # -- rows ------------------------------------------------------------------------------------------------
 
@@ -195,15 +180,18 @@ class RentedApi:
 
     # -- a provider's new endpoints ---------------------------------------------------------------------------
 
-    async def plan(self, params: dict[str, Any]) -> EndpointPlan:
+    async def plan(self, params: dict[str, Any], provider: str | None = None) -> EndpointPlan:
         """What ``create(params)`` would do: price, GPU, what the budget allows (nothing rented yet), and
-        the names the new copy will be linked with (``same_as``: the user's word that they are one model)."""
+        the names the new copy will be linked with (``same_as``: the user's word that they are one model).
+        ``provider``: whose endpoint (None: the one provider here that creates endpoints)."""
         same_as = _same_as(params)
-        return endpoint_plan(await self._ops().plan(params), same_as)
+        plan = await self._ops(provider).plan(params)
+        plan["same_as"] = same_as
+        return plan
 
-    async def create(self, params: dict[str, Any]) -> RentedRow:
+    async def create(self, params: dict[str, Any], provider: str | None = None) -> RentedRow:
         same_as = _same_as(params)
-        row = await self._ops().create(params)
+        row = await self._ops(provider).create(params)
         if same_as:
             # After the create, so a refused create links nothing; a link that cannot be saved says so and
             # leaves the new node attached and managed (it pauses when idle like any other).
@@ -229,23 +217,34 @@ class RentedApi:
 
     # -- a provider's batch windows ---------------------------------------------------------------------------
 
-    async def window_flavors(self) -> builtins.list[WindowFlavor]:
-        return [window_flavor(f.to_json()) for f in await self._windows().flavors()]
+    async def window_flavors(self, provider: str | None = None) -> builtins.list[WindowFlavor]:
+        return await self._windows(provider).flavors()
 
-    async def window_plan(self, params: dict[str, Any]) -> WindowPlan:
+    async def window_plan(self, params: dict[str, Any], provider: str | None = None) -> WindowPlan:
         """What ``window_create(params)`` would start: the whole window's cost against the caps
-        (refused if they cannot pay for it)."""
-        return window_plan(await self._windows().plan(params))
+        (refused if they cannot pay for it). ``provider``: whose window (None: the one provider here
+        that starts them)."""
+        return await self._windows(provider).plan(params)
 
-    async def window_create(self, params: dict[str, Any]) -> RentedRow:
-        return await self._windows().create(params)
+    async def window_create(self, params: dict[str, Any], provider: str | None = None) -> RentedRow:
+        return await self._windows(provider).create(params)
 
     async def window_stop(self, name: str) -> RentedActionRow:
         return await self._acted(name, "stop")
 
-    def window_extend(self, name: str) -> None:
-        """Always refused, naming why (its provider cannot lengthen a job)."""
-        self._windows().extend(name)
+    def window_extend(self, name: str, provider: str | None = None) -> None:
+        """Lengthen a window, as its provider allows (refused by name where it cannot)."""
+        self._windows(provider or self._provider_of(name)).extend(name)
 
-    def window_logs(self, name: str, *, follow: bool, tail: int | None) -> AsyncIterator[tuple[str, str]]:
-        return self._windows().logs(name, follow=follow, tail=tail)
+    def window_logs(self, name: str, *, follow: bool, tail: int | None,
+                    provider: str | None = None) -> AsyncIterator[tuple[str, str]]:
+        return self._windows(provider or self._provider_of(name)).logs(name, follow=follow, tail=tail)
+
+    def _provider_of(self, name: str) -> str | None:
+        """The provider of batch window ``name``; None when no provider of windows has it (no such node,
+        or not a window): the only provider of windows then says why in its own words."""
+        manager = self.node.rented
+        node = manager.nodes.get(name) if manager is not None else None
+        if manager is None or node is None or node.decl.provider not in WINDOWS.among(manager.providers):
+            return None
+        return node.decl.provider

@@ -5,7 +5,7 @@ its answer (``max_tokens``, ``max_completion_tokens``, ``num_predict``; ``ASSUME
 where a line sets none). Time on the cluster comes from each copy's measured rate: a run of this
 node that used the copy lately, or else a short probe (the file's first request, sent to each copy
 at its batch share, at most ``PROBE_AT_ONCE`` at a time). Rented copies are left out of the local
-time. When a deadline cannot be met so, the cheapest GPU of the provider of batch windows is
+time. When a deadline cannot be met so, the cheapest GPU of the providers of batch windows is
 proposed as a window lasting until the deadline (shorter if the budget cannot pay for it), priced by
 the rented create path itself (its ``plan``), so the cost shown is the cost ``batch run --rent``
 starts. What a window adds to the rate is not known until it runs: the plan says so.
@@ -24,10 +24,11 @@ from app.services.batch.copies import share
 from app.services.batch.lines import Request, parse_input
 from app.services.batch.shapes import ENDPOINTS
 from app.services.errors import ConfigError, PairwiseError
-from app.services.hf.providers import WINDOW_OPS
+from app.services.rented.operations import WINDOWS
 from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
+    from app.services.api.plans import WindowFlavor
     from app.services.batch.service import BatchService
 
 ASSUMED_ANSWER_TOKENS = 256
@@ -152,32 +153,40 @@ async def _rate(service: BatchService, upstream: Upstream, request: Request, cal
 
 async def _rent_option(service: BatchService, model: str, deadline_s: float,
                        budget_usd: float | None) -> tuple[RentPlan | None, str]:
-    manager = service.node.rented
-    jobs = manager.providers.get(WINDOW_OPS) if manager is not None else None
-    if jobs is None:
+    offers = WINDOWS.among(service.node.rented.providers if service.node.rented is not None else None)
+    if not offers:
         return None, ("the deadline cannot be met here, and no rented GPU can be proposed: no provider of batch "
                       "windows is set up")
     if "/" not in model:
         return None, (f"the deadline cannot be met here; to rent a GPU for it, name the model as its provider's "
                       f"repository (OWNER/NAME), not {model!r}")
-    try:
-        flavors = sorted((f for f in await jobs.flavors() if f.gpu), key=lambda f: f.window_price_per_hour)
-    except PairwiseError as exc:
-        return None, f"the deadline cannot be met here; the provider's GPU list could not be read: {exc.message}"
-    if not flavors:
+    # The cheapest GPU of every provider that starts windows (ties: the provider first by name); one whose
+    # list cannot be read is left out, and named only when no list could be read.
+    gpus: list[tuple[float, str, WindowFlavor]] = []
+    unread: PairwiseError | None = None
+    for provider, ops in sorted(offers.items()):
+        try:
+            gpus.extend((f["window_price_per_hour"], provider, f) for f in await ops.flavors() if f["gpu"])
+        except PairwiseError as exc:
+            unread = unread or exc
+    if not gpus and unread is not None:
+        return None, f"the deadline cannot be met here; the provider's GPU list could not be read: {unread.message}"
+    if not gpus:
         return None, "the deadline cannot be met here, and the provider lists no GPU for batch windows"
-    cheapest = flavors[0]
+    price, provider, cheapest = min(gpus, key=lambda g: (g[0], g[1]))
     minutes = max(1, math.ceil(deadline_s / 60))
     if budget_usd is not None:
-        minutes = min(minutes, int(budget_usd / cheapest.window_price_per_hour * 60))
+        minutes = min(minutes, int(budget_usd / price * 60))
         if minutes < 1:
-            return None, f"the budget ${budget_usd:.2f} cannot pay for one minute of the cheapest GPU ({cheapest.name})"
+            return None, f"the budget ${budget_usd:.2f} cannot pay for one minute of the cheapest GPU ({cheapest['name']})"
     name = f"batch-{int(time.time()) % 10_000_000}"
     try:
-        window = await jobs.plan({"name": name, "model": model, "gpu": cheapest.name, "window": f"{minutes}m"})
+        window = await offers[provider].plan({"name": name, "model": model, "gpu": cheapest["name"],
+                                              "window": f"{minutes}m"})
     except ConfigError as exc:
         return None, f"the deadline cannot be met here; the cheapest window is refused: {exc.message}"
-    rent: RentPlan = {"name": name, "provider": window["provider"], "gpu": window["gpu"], "gpu_description": window["gpu_description"],
+    # ``provider``: the one whose operations planned it, so ``batch run --rent`` starts it there.
+    rent: RentPlan = {"name": name, "provider": provider, "gpu": window["gpu"], "gpu_description": window["gpu_description"],
                       "window": window["window"], "window_minutes": window["window_minutes"],
                       "price_per_hour": window["price_per_hour"], "window_cost_usd": window["window_cost_usd"],
                       "model": model}

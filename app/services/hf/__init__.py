@@ -20,7 +20,8 @@
 ``attach_hf(node)`` gives a node with rented nodes (attach_rented runs first) Hugging Face's three
 providers, its account (HfService), the lifecycle controllers and the rented operations (plan, create,
 pause, resume, delete). They are kept in the rented manager's provider registry, under the keys of
-providers.py (``ACCOUNT``, ``ENDPOINT_OPS``, ``WINDOW_OPS``): ``node.rented.providers.get(ACCOUNT)``.
+providers.py: ``node.rented.providers.get(ACCOUNT)``; the create operations under the generic offers'
+keys (``ENDPOINT_OPS``, ``WINDOW_OPS``: rented/operations.py), where the service API finds them.
 """
 
 from __future__ import annotations

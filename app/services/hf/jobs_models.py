@@ -12,9 +12,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.services.errors import ConfigError
+
+if TYPE_CHECKING:
+    from app.services.api.plans import WindowFlavor
 
 STAGES = ("SCHEDULING", "RUNNING", "UPDATING", "COMPLETED", "CANCELED", "ERROR", "DELETED")
 TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
@@ -134,7 +137,7 @@ class JobFlavor:
     def window_price_per_hour(self) -> float:
         return round(self.price_per_hour + PORT_FEE_PER_HOUR, 6)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> WindowFlavor:
         return {"name": self.name, "pretty": self.pretty, "gpu": self.gpu, "price_per_hour": self.price_per_hour,
                 "window_price_per_hour": self.window_price_per_hour}
 

@@ -10,6 +10,8 @@
   name, so reconcile finds it) and attach its exposed port as a managed rented node; a name whose
   window has ended gets a new window on the same rented node (one spend account).
 - ``await stop(name)``: cancel the window now. ``logs(name, follow)``: the job's log lines.
+- ``flavors``, ``plan``, ``create``, ``extend``, ``logs`` are the ``WindowOperations`` of
+  rented/operations.py, under which the service API and a batch's ``--rent`` find them.
 - ``extra(node)``: ``hf_stage``, ``window_ends_at`` and friends for ``rented show``.
 """
 
@@ -41,6 +43,7 @@ from app.services.hf.jobs_records import JobRecord
 from app.services.rented.upstream import RentedUpstream
 
 if TYPE_CHECKING:
+    from app.services.api.plans import WindowFlavor, WindowPlan
     from app.services.api.rows import RentedRow, WindowExtras
 
 DEFAULT_ENGINE = "vllm"
@@ -85,11 +88,32 @@ class HfJobs:
 
     # -- plan and create ---------------------------------------------------------------------------------------
 
-    async def flavors(self) -> list[JobFlavor]:
+    async def gpu_flavors(self) -> list[JobFlavor]:
         rows = await self.hf.client().jobs_hardware()
         return [f for r in rows if (f := JobFlavor.parse(r)) is not None]
 
-    async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def flavors(self) -> list[WindowFlavor]:
+        return [f.to_json() for f in await self.gpu_flavors()]
+
+    async def plan(self, params: dict[str, Any]) -> WindowPlan:
+        """What ``create(params)`` would start (rented/operations.py ``WindowOperations``)."""
+        draft = await self._draft(params)
+        budget = draft["budget"]
+        return {
+            "name": draft["name"], "provider": draft["provider"], "namespace": draft["namespace"],
+            "model": draft["model"], "engine": draft["engine"], "image": draft["image"], "gpu": draft["gpu"],
+            "gpu_description": draft["gpu_description"], "hardware_per_hour": draft["hardware_per_hour"],
+            "port_fee_per_hour": draft["port_fee_per_hour"], "price_per_hour": draft["price_per_hour"],
+            "window_s": draft["window_s"], "window": draft["window"], "window_minutes": draft["window_minutes"],
+            "window_cost_usd": draft["window_cost_usd"],
+            "budget": {"usd_per_day": budget["usd_per_day"], "usd_per_month": budget["usd_per_month"],
+                       "spent_day_usd": budget["spent_day_usd"], "spent_month_usd": budget["spent_month_usd"]},
+            "idle_stop_min": draft["idle_stop_min"], "use": draft["use"], "pause_on_exit": draft["pause_on_exit"],
+            "access": draft["access"], "notes": list(draft["notes"]),
+            "new_window_on_existing_node": draft["new_window_on_existing_node"],
+        }
+
+    async def _draft(self, params: dict[str, Any]) -> dict[str, Any]:
         name = str(params.get("name") or "")
         if not LABEL_VALUE.match(name):
             raise ConfigError(f"{name!r} cannot name a batch window: it goes into the job's labels, which allow "
@@ -108,7 +132,7 @@ class HfJobs:
         if existing is not None:
             self._check_reusable(existing)
         gpu = params.get("gpu")
-        flavors = await self.flavors()
+        flavors = await self.gpu_flavors()
         flavor = next((f for f in flavors if f.name == gpu), None)
         if flavor is None:
             gpus = ", ".join(f.name for f in flavors if f.gpu) or "none"
@@ -170,7 +194,7 @@ class HfJobs:
                 + " or raise the cap", title="Window over budget")
 
     async def create(self, params: dict[str, Any]) -> RentedRow:
-        plan = await self.plan(params)
+        plan = await self._draft(params)
         name, namespace = plan["name"], plan["namespace"]
         client = self.hf.client()
         token = self.hf.token()  # the port is called with the signed-in token (a keyring copy per node)

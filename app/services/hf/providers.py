@@ -13,6 +13,7 @@ from app.services.hf import states
 from app.services.hf.jobs_models import TERMINAL
 from app.services.hf.jobs_ops import window_refusal
 from app.services.rented.decl import DeclRules
+from app.services.rented.operations import ENDPOINTS, WINDOWS, EndpointOperations, WindowOperations
 from app.services.rented.provider import (
     Action,
     BaseProvider,
@@ -34,12 +35,13 @@ if TYPE_CHECKING:
 
 ENDPOINT, JOB, ROUTER = "huggingface-endpoint", "huggingface-job", "huggingface-router"
 # Hugging Face's own services, kept in the rented manager's provider registry (``node.rented.providers``):
-# the account (sign-in, look-ups), the endpoints' create/pause/resume/delete, the batch windows' operations.
+# the account (sign-in, look-ups); and what it offers any caller (rented/operations.py): creating
+# endpoints (HfRented) and starting batch windows (HfJobs).
 ACCOUNT: ServiceKey[HfService] = ServiceKey(ENDPOINT, "account")
-ENDPOINT_OPS: ServiceKey[HfRented] = ServiceKey(ENDPOINT, "operations")
-WINDOW_OPS: ServiceKey[HfJobs] = ServiceKey(JOB, "operations")
-# Every provider a declaration may name on a node with Hugging Face attached (the CLI's help lists them).
-KNOWN_PROVIDERS: tuple[str, ...] = (ENDPOINT, JOB, ROUTER, "openai-compatible")
+ENDPOINT_OPS: ServiceKey[EndpointOperations] = ENDPOINTS.by(ENDPOINT)
+WINDOW_OPS: ServiceKey[WindowOperations] = WINDOWS.by(JOB)
+# The providers a declaration may name that Hugging Face registers (the CLI's help lists them: app/cli_hf).
+PROVIDERS: tuple[str, ...] = (ENDPOINT, JOB, ROUTER)
 
 ENDPOINT_STATES: dict[str, State] = {
     "running": State.RUNNING, "scaledToZero": State.COLD, "paused": State.PAUSED,

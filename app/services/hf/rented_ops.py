@@ -4,7 +4,8 @@
 adds what needs Hugging Face's management API:
 
 - ``await plan(params)``: what ``create`` would do, with the price and what the budget allows (the
-  CLI shows it before asking; the wizard too);
+  CLI shows it before asking; the wizard too); with ``create``, the ``EndpointOperations`` of
+  rented/operations.py, under which the service API finds them;
 - ``await create(params)``: create an endpoint that is never public (type ``authenticated``), with
   HF's scale-to-zero on as a backstop (min replica 0, ``scaleToZeroTimeout`` 15 min unless set),
   then attach it as a managed rented node using the signed-in token;
@@ -37,6 +38,7 @@ from app.services.rented.manager import RentedManager
 from app.services.rented.upstream import RentedUpstream
 
 if TYPE_CHECKING:
+    from app.services.api.plans import EndpointPlan
     from app.services.api.rows import RentedRow
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,23 @@ class HfRented:
 
     # -- create ------------------------------------------------------------------------------------------------
 
-    async def plan(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def plan(self, params: dict[str, Any]) -> EndpointPlan:
+        """What ``create(params)`` would do (rented/operations.py ``EndpointOperations``): the creation
+        request itself in ``body``, no names linked (the service API adds ``same_as``)."""
+        draft = await self._draft(params)
+        budget = draft["budget"]
+        return {
+            "name": draft["name"], "namespace": draft["namespace"], "endpoint": draft["endpoint"],
+            "model": draft["model"], "engine": draft["engine"], "gpu": draft["gpu"],
+            "accelerator": draft["accelerator"], "vendor": draft["vendor"], "region": draft["region"],
+            "gpu_memory_gb": draft["gpu_memory_gb"], "price_per_hour": draft["price_per_hour"], "type": draft["type"],
+            "scale_to_zero_timeout_min": draft["scale_to_zero_timeout_min"], "context_window": draft["context_window"],
+            "budget": {"usd_per_day": budget["usd_per_day"], "usd_per_month": budget["usd_per_month"],
+                       "hours_per_day": budget["hours_per_day"], "hours_per_month": budget["hours_per_month"]},
+            "same_as": [], "body": draft["body"],
+        }
+
+    async def _draft(self, params: dict[str, Any]) -> dict[str, Any]:
         name = str(params.get("name") or "")
         model = params.get("model")
         if not isinstance(model, str) or "/" not in model:
@@ -116,7 +134,7 @@ class HfRented:
         }
 
     async def create(self, params: dict[str, Any]) -> RentedRow:
-        plan = await self.plan(params)
+        plan = await self._draft(params)
         client = self.hf.client()
         sent = self.lifecycle.clock()
         self.lifecycle.asking(f"{plan['namespace']}/{plan['endpoint']}")

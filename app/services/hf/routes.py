@@ -20,6 +20,7 @@ from app.services.api.rented import RentedApi
 from app.services.errors import PairwiseError
 from app.services.frontdoor.control import ControlRoute, json_body
 from app.services.hf.api import HfApi
+from app.services.hf.providers import ENDPOINT
 from app.services.hf.routes_jobs import windows_routes
 from app.services.hf.words import COMPANY, LABELS
 
@@ -56,12 +57,12 @@ def hf_routes(hf: HfApi, rented: RentedApi) -> list[Route]:
         return web.json_response({"endpoints": await hf.endpoints(request.query.get("namespace") or None)})
 
     async def plan(request: web.Request) -> web.Response:
-        result = await rented.plan(await json_body(request))
+        result = await rented.plan(await json_body(request), ENDPOINT)
         result.pop("body", None)
         return web.json_response(result)
 
     async def create(request: web.Request) -> web.Response:
-        return web.json_response(await rented.create(await json_body(request)), status=201)
+        return web.json_response(await rented.create(await json_body(request), ENDPOINT), status=201)
 
     async def pause(request: web.Request) -> web.Response:
         return web.json_response(await rented.pause(request.match_info["name"]))

@@ -18,22 +18,23 @@ from aiohttp import web
 from app.services.api.rented import RentedApi
 from app.services.errors import ConfigError, PairwiseError
 from app.services.frontdoor.control import json_body
+from app.services.hf.providers import JOB
 
 Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
 
 
 def windows_routes(rented: RentedApi) -> list[Route]:
     async def plan(request: web.Request) -> web.Response:
-        return web.json_response(await rented.window_plan(await json_body(request)))
+        return web.json_response(await rented.window_plan(await json_body(request), JOB))
 
     async def create(request: web.Request) -> web.Response:
-        return web.json_response(await rented.window_create(await json_body(request)), status=201)
+        return web.json_response(await rented.window_create(await json_body(request), JOB), status=201)
 
     async def stop(request: web.Request) -> web.Response:
         return web.json_response(await rented.window_stop(request.match_info["name"]))
 
     async def extend(request: web.Request) -> web.Response:
-        rented.window_extend(request.match_info["name"])
+        rented.window_extend(request.match_info["name"], JOB)
         raise AssertionError("extend always refuses")  # pragma: no cover
 
     async def logs(request: web.Request) -> web.StreamResponse:
@@ -41,7 +42,8 @@ def windows_routes(rented: RentedApi) -> list[Route]:
         raw_tail = request.query.get("tail")
         if raw_tail is not None and not raw_tail.isdigit():
             raise ConfigError(f"tail={raw_tail!r} is not a number of lines")
-        lines = rented.window_logs(request.match_info["name"], follow=follow, tail=int(raw_tail) if raw_tail else None)
+        lines = rented.window_logs(request.match_info["name"], follow=follow, tail=int(raw_tail) if raw_tail else None,
+                                   provider=JOB)
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         first = True
         try:

@@ -12,6 +12,7 @@ Map of the package (each module's docstring documents its public API):
 - ``meter``     ``CostMeter``: hourly price × time shared among concurrent workloads
 - ``facts``     rows for node lists; what peers may see; ``peer_refusal`` for peers
 - ``manager``   ``RentedManager``: attach / apply / set / detach / list / show
+- ``operations`` what a provider may offer (creating endpoints, starting batch windows), found by what it does
 - ``routes``    control routes under /_pairwise/v1/rented
 - ``attach``    ``attach_rented(node)``
 """

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from app.environment import environment
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
+from app.services.rented.operations import Offers
 from app.services.rented.peer_view import PeerRentedViews
 from app.services.rented.provider_loop import ProviderLoop
 from app.services.rented.spend import FILE_NAME as SPEND_FILE
@@ -41,7 +42,9 @@ def attach_rented(node: Node) -> RentedManager:
     # Providers from outside the app (development and tests: docs/adding-a-provider.md).
     plugins = environment().text("PAIRWISE_PROVIDERS")
     if plugins:
-        manager.providers.load(plugins)
+        for provider in manager.providers.load(plugins):
+            if isinstance(provider, Offers):
+                provider.offer(manager)  # its create operations, where the service API finds them
     loop = ProviderLoop(manager, node.bus)  # polls, bills and caps the nodes of every provider that ``polls``
     node.start_hooks.append(manager.start)
     node.start_hooks.append(loop.start)

@@ -24,7 +24,8 @@ manager, the upstream, the service API, the tray) reads a rented node only throu
 
 A provider's own services (its account, its create operations) are kept in the registry under a
 ``ServiceKey`` (``registry.put(key, service)``, ``registry.get(key)``), so the node has one field
-(``node.rented``) however many providers it has.
+(``node.rented``) however many providers it has; operations any provider may offer (creating an
+endpoint, starting a batch window) are found by what they do (``operations.py``).
 
 ``docs/adding-a-provider.md`` says how to write one. ``PAIRWISE_PROVIDERS=module:Class[,...]`` loads
 providers from outside the app (for development and tests); a declaration naming a provider nobody
@@ -202,6 +203,10 @@ class ProviderRegistry:
         """The service ``key`` names, or None when its provider is not set up on this node."""
         return cast("T | None", self._services.get((key.provider, key.role)))
 
+    def holders(self, role: str) -> list[str]:
+        """The providers that keep a service in ``role`` (operations any provider may offer: operations.py)."""
+        return sorted(provider for provider, held in self._services if held == role)
+
     def register(self, provider: Provider) -> None:
         self._providers[provider.name] = provider
 
@@ -233,9 +238,10 @@ class ProviderRegistry:
     def polled(self) -> list[Provider]:
         return [p for p in self._providers.values() if p.polls]
 
-    def load(self, spec: str) -> None:
+    def load(self, spec: str) -> list[Provider]:
         """``module:Class[,module:Class...]`` (``PAIRWISE_PROVIDERS``, for development and tests): each
-        class is made with no argument and registered under its ``name``."""
+        class is made with no argument and registered under its ``name``; the ones made, in order."""
+        loaded: list[Provider] = []
         for item in filter(None, (part.strip() for part in spec.split(","))):
             module_name, _, class_name = item.partition(":")
             try:
@@ -245,6 +251,8 @@ class ProviderRegistry:
             if not isinstance(made, Provider):
                 raise ConfigError(f"PAIRWISE_PROVIDERS: {item!r} is not a Provider (see docs/adding-a-provider.md)")
             self.register(made)
+            loaded.append(made)
+        return loaded
 
 
 __all__ = ["Action", "BaseProvider", "NotOffered", "PlainProvider", "Price", "Provider", "ProviderRegistry",
