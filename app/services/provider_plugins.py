@@ -1,5 +1,5 @@
 """The providers of this build, as the composition root finds them: a package of ``app/services`` with
-a ``provider_plugin`` module is a provider's (``app/services/hf/provider_plugin.py``), so no generic
+a ``provider_plugin`` module is a provider's (``app/services/<provider>/provider_plugin.py``), so no generic
 module names one. Found by that fixed rule, in the packages' name order, the way the tray finds its
 provider packages (``app/ui/compose.py``).
 
