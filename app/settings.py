@@ -106,7 +106,7 @@ def check_engine_url(value: str) -> None:
         raise ValueError("engine URL must be a base URL without a query or fragment")
 
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=BaseModel, covariant=True)  # a section of one model is a section of BaseModel
 
 
 class SettingsSection(Generic[M]):
@@ -135,7 +135,7 @@ class SettingsSection(Generic[M]):
         return f"SettingsSection({self.key!r}, {self.model.__name__})"
 
 
-_SECTIONS: dict[str, SettingsSection[Any]] = {}
+_SECTIONS: dict[str, SettingsSection[BaseModel]] = {}
 
 
 def register_section(key: str, model: type[M], variables: Mapping[str, str] | None = None) -> SettingsSection[M]:
@@ -148,7 +148,7 @@ def register_section(key: str, model: type[M], variables: Mapping[str, str] | No
     return section
 
 
-def settings_sections() -> list[SettingsSection[Any]]:
+def settings_sections() -> list[SettingsSection[BaseModel]]:
     return [_SECTIONS[key] for key in sorted(_SECTIONS)]
 
 
@@ -181,7 +181,7 @@ class NodeSettings(_Model):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _check_sections(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> NodeSettings:
+    def _check_sections(cls, data: object, handler: ValidatorFunctionWrapHandler) -> NodeSettings:
         """Each registered section checked by its model, its errors named by its key (``my-cloud.api``) with
         the file's others, so a bad value is refused as if the section were a field."""
         if isinstance(data, NodeSettings):
