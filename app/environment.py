@@ -8,8 +8,9 @@ PAIRWISE_HOME                 the node's home (``--home`` wins)
 PAIRWISE_CA_FILE              an extra CA for HTTPS upstreams (running node only; never saved)
 PAIRWISE_MDNS                 off/0/false/no turns mDNS off (running node only)
 PAIRWISE_<PROVIDER>_*_URL     a provider's API bases (the simulator's, in tests and demos; running
-                              node only, never saved to settings.json): its settings section's
-                              ``URL_VARIABLES`` in ``app.settings``, read with ``urls``
+                              node only, never saved to settings.json): the ``variables`` of its
+                              settings section (``app.settings.register_section``, in its folder),
+                              read with ``urls``
 PAIRWISE_BILLING_MINUTE_S     and a provider's own timing knobs: see its folder's ``tuning``
 PAIRWISE_PEER_POLL_S          how often a paired peer is polled (2)
 PAIRWISE_PEER_SILENT_S        silence after which a peer is reported silent (60)

@@ -11,12 +11,21 @@ import json
 import re
 import socket
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, cast
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
 from app.environment import Environment, environment
 from app.home import save_private
@@ -97,23 +106,60 @@ def check_engine_url(value: str) -> None:
         raise ValueError("engine URL must be a base URL without a query or fragment")
 
 
-class HuggingFaceUrls(_Model):
-    endpoints: str = "https://api.endpoints.huggingface.cloud/v2"
-    hub: str = "https://huggingface.co"
-    catalog: str = "https://endpoints.huggingface.co/api/catalog"
-    router: str = "https://router.huggingface.co/v1"
+M = TypeVar("M", bound=BaseModel, covariant=True)  # a section of one model is a section of BaseModel
 
 
-# settings.hf field -> the variable that overrides it for the running node (environment.py)
-HF_URL_VARIABLES = {
-    "endpoints": "PAIRWISE_HF_ENDPOINTS_URL",
-    "hub": "PAIRWISE_HF_HUB_URL",
-    "catalog": "PAIRWISE_HF_CATALOG_URL",
-    "router": "PAIRWISE_HF_ROUTER_URL",
-}
+class SettingsSection(Generic[M]):
+    """A provider's own part of settings.json, kept under ``key`` at the file's top level and checked by
+    ``model``; ``variables`` (a field -> the ``PAIRWISE_*`` variable that overrides it for the running
+    node) are read with ``Environment.urls``. Made by ``register_section`` in the provider's folder, so
+    this module names no provider; read with ``section.of(settings)``."""
+
+    def __init__(self, key: str, model: type[M], variables: Mapping[str, str]) -> None:
+        self.key, self.model, self.variables = key, model, dict(variables)
+
+    def of(self, settings: NodeSettings) -> M:
+        """This section of ``settings`` (checked when the file was read, or now if it was registered since)."""
+        extra = settings.__pydantic_extra__
+        assert extra is not None  # NodeSettings keeps its sections among its extra keys
+        held = extra.get(self.key, {})
+        if not isinstance(held, self.model):
+            try:
+                held = self.model.model_validate(held)
+            except ValueError as exc:
+                raise ConfigError(f"settings section {self.key!r} is not valid: {exc}") from exc
+            extra[self.key] = held
+        return held
+
+    def __repr__(self) -> str:
+        return f"SettingsSection({self.key!r}, {self.model.__name__})"
+
+
+_SECTIONS: dict[str, SettingsSection[BaseModel]] = {}
+
+
+def register_section(key: str, model: type[M], variables: Mapping[str, str] | None = None) -> SettingsSection[M]:
+    """Register a provider's settings section (at its module's import: before settings are read, so the
+    file's section is checked when it is). Registering a key again replaces it (a reloaded module)."""
+    if key in NodeSettings.model_fields:
+        raise ValueError(f"settings section {key!r} would hide the setting of that name")
+    section = SettingsSection(key, model, variables or {})
+    _SECTIONS[key] = section
+    return section
+
+
+def settings_sections() -> list[SettingsSection[BaseModel]]:
+    return [_SECTIONS[key] for key in sorted(_SECTIONS)]
 
 
 class NodeSettings(_Model):
+    """What the user chose. A provider's own section (its API bases...) is registered from its folder
+    (``register_section``) and kept under its key; a key this process does not know (a section of a
+    provider not loaded here, a setting of a newer version) is kept as read and written back, so a
+    command that saves the settings without loading every provider loses nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
     name: str = Field(default_factory=socket.gethostname)
     listen: str = DEFAULT_LISTEN
     cluster_listen: str = DEFAULT_CLUSTER_LISTEN
@@ -129,10 +175,37 @@ class NodeSettings(_Model):
     # A peer's rented node id -> the policy this node routes to it under (default when-no-local-node:
     # a peer's claim, "prefer" or any other, never puts its rented GPU ahead of this node's own capacity).
     peer_rented: dict[str, PeerRentedPolicy] = Field(default_factory=dict)
-    hf: HuggingFaceUrls = Field(default_factory=HuggingFaceUrls)
     # Set by ``pairwise demo`` in its own home: the tray then says it is the demo and how to leave it,
     # instead of offering to start the demo beside itself.
     demo: bool = False
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _check_sections(cls, data: object, handler: ValidatorFunctionWrapHandler) -> NodeSettings:
+        """Each registered section checked by its model, its errors named by its key (``my-cloud.api``) with
+        the file's others, so a bad value is refused as if the section were a field."""
+        if isinstance(data, NodeSettings):
+            return cast("NodeSettings", handler(data))
+        given = data if isinstance(data, Mapping) else {}
+        sections: dict[str, BaseModel] = {}
+        errors: list[InitErrorDetails] = []
+        for section in settings_sections():
+            try:
+                sections[section.key] = section.model.model_validate(given.get(section.key, {}))
+            except ValidationError as exc:
+                errors.extend(cast("InitErrorDetails", {**e, "loc": (section.key, *e["loc"])}) for e in exc.errors())
+        try:
+            settings = cast("NodeSettings", handler(data))
+        except ValidationError as exc:
+            if not errors:
+                raise
+            raise ValidationError.from_exception_data(
+                cls.__name__, [*cast("list[InitErrorDetails]", exc.errors()), *errors]) from None
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        assert settings.__pydantic_extra__ is not None
+        settings.__pydantic_extra__.update(sections)
+        return settings
 
     def engine(self, name: str) -> EngineDecl | None:
         return next((e for e in self.engines if e.name == name), None)
@@ -162,7 +235,7 @@ class SettingsStore:
 
     The environment overrides a few fields for the running node only: ``load`` remembers what
     the user had set under each override, and ``save`` writes that back, never the override
-    (a node started once with PAIRWISE_HF_*_URL must not keep using those URLs without it)."""
+    (a node started once with a provider's PAIRWISE_*_URL must not keep using those URLs without it)."""
 
     def __init__(self, path: Path, env: Environment | None = None) -> None:
         self.path = path
@@ -205,17 +278,26 @@ def apply_environment(settings: NodeSettings, env: Environment) -> list[Override
     """Apply the environment's overrides to ``settings``; returns what each replaced."""
     overrides: list[Override] = []
 
-    def override(path: tuple[str, ...], value: Any) -> None:
-        holder: Any = settings
-        for key in path[:-1]:
-            holder = getattr(holder, key)
+    def override(holder: BaseModel, path: tuple[str, ...], value: Any) -> None:
         overrides.append((path, value, getattr(holder, path[-1])))
         setattr(holder, path[-1], value)
 
     if env.ca_file:
-        override(("ca_file",), env.ca_file)
+        override(settings, ("ca_file",), env.ca_file)
     if env.mdns_off:
-        override(("mdns",), False)
-    for name, url in env.urls(HF_URL_VARIABLES).items():
-        override(("hf", name), url)
+        override(settings, ("mdns",), False)
+    for section in settings_sections():
+        urls = env.urls(section.variables)
+        if not urls:
+            continue
+        held = section.of(settings)
+        try:  # checked as the file's values are: a bad one is refused by its variable's name
+            section.model.model_validate({**held.model_dump(), **urls})
+        except ValidationError as exc:
+            names = ", ".join(f"{section.variables[str(e['loc'][0])]}={e['input']!r}" for e in exc.errors()
+                              if e["loc"] and str(e["loc"][0]) in section.variables)
+            raise ConfigError(f"{names or 'the environment'} is not valid: "
+                              f"{'; '.join(e['msg'] for e in exc.errors())}") from exc
+        for name, url in urls.items():
+            override(held, (section.key, name), url)
     return overrides

@@ -154,16 +154,18 @@ def forget_last_run(home: Home) -> list[str]:
 
 def write_demo_settings(home: Home, sim: Any) -> None:
     """The demo home's settings: the simulated Hugging Face's URLs and CA, marked as the demo's."""
+    from app.services.hf.settings_section import HF_URLS
     from app.settings import SettingsStore
 
     store = SettingsStore(home.settings_file)
     settings = store.load()
+    urls = HF_URLS.of(settings)
     settings.name = "demo"
     settings.mdns = False
     settings.demo = True
     settings.ca_file = str(sim.ca_file)
-    settings.hf.endpoints, settings.hf.hub = sim.endpoints_url, sim.hub_url
-    settings.hf.catalog, settings.hf.router = sim.catalog_url, sim.router_url
+    urls.endpoints, urls.hub = sim.endpoints_url, sim.hub_url
+    urls.catalog, urls.router = sim.catalog_url, sim.router_url
     settings.engines = [e for e in settings.engines if e.name != "demo-local"]
     store.save(settings)
 

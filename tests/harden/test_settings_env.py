@@ -7,6 +7,7 @@ from pathlib import Path
 
 from app.environment import Environment
 from app.harness import NodeProc, TinyProc
+from app.services.hf.settings_section import HF_URLS
 from app.settings import SettingsStore
 
 
@@ -17,7 +18,7 @@ def test_overrides_apply_to_the_running_node_only(tmp_path: Path) -> None:
                             "PAIRWISE_MDNS": "off", "HOME": "/x"})
     store = SettingsStore(path, env)
     settings = store.load()
-    assert (settings.hf.hub, settings.ca_file, settings.mdns) == ("https://sim.local", "/tmp/ca.pem", False)
+    assert (HF_URLS.of(settings).hub, settings.ca_file, settings.mdns) == ("https://sim.local", "/tmp/ca.pem", False)
     settings.listen = "127.0.0.1:9999"  # something the user changed in the running node
     store.save(settings)
     saved = json.loads(path.read_text())
@@ -25,14 +26,14 @@ def test_overrides_apply_to_the_running_node_only(tmp_path: Path) -> None:
     assert saved["ca_file"] is None and saved["mdns"] is True
     assert saved["listen"] == "127.0.0.1:9999"
     # A later run without the overrides sees only what the user set.
-    assert SettingsStore(path, Environment.read({})).load().hf.hub == "https://mine.example"
+    assert HF_URLS.of(SettingsStore(path, Environment.read({})).load()).hub == "https://mine.example"
 
 
 def test_a_value_the_user_changes_while_overridden_is_theirs(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     store = SettingsStore(path, Environment.read({"PAIRWISE_HF_ROUTER_URL": "https://sim.local/v1"}))
     settings = store.load()
-    settings.hf.router = "https://router.example/v1"
+    HF_URLS.of(settings).router = "https://router.example/v1"
     store.save(settings)
     assert json.loads(path.read_text())["hf"]["router"] == "https://router.example/v1"
 

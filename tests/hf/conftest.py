@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from app.services.hf.client import HuggingFaceClient
+from app.services.hf.settings_section import HuggingFaceUrls
 from app.services.hf.tuning import HfTuning
-from app.settings import HuggingFaceUrls
 from app.simulator import SimSettings, SimulatedHF, SimulatorThread
 
 FAST = {"pending_s": 0.05, "initializing_s": 0.15, "job_scheduling_s": 0.05, "minute_s": 0.2}

@@ -15,6 +15,8 @@ from app.services.events import Event, EventBus, OffLanPrompt, WorkloadFinished,
 from app.services.hf.providers import EndpointProvider
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
+from app.services.rented.per_token import router_prices
+from app.services.rented.provider import PlainProvider, WireTraits
 from app.services.rented.store import RentedStore
 from app.services.rented.upstream import RentedUpstream
 from app.services.routing.registry import UpstreamRegistry
@@ -182,3 +184,22 @@ async def test_sponsor_exit_pauses_every_node_at_once_and_wakes_none(setup: dict
     manager.hooks.on_sponsor_exit.append(slow_pause)
     await manager.on_sponsor_exit()
     assert sorted(paused) == ["one", "three", "two"] and manager.exiting
+
+
+class _AcmeRouter(PlainProvider):
+    name = "acme-router"
+    display_name = "Acme's router"
+    traits = WireTraits(per_token=True, declared_models=True, lists_token_prices=True)
+
+
+async def test_a_listed_per_token_price_names_its_provider(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    """A price a router lists says who listed it, from its provider's display_name: rented/ names none."""
+    manager: RentedManager = setup["manager"]
+    manager.providers.register(_AcmeRouter())
+    await manager.attach({**decl(tls_tiny, models=["m"]), "provider": "acme-router"}, TOKEN)
+    node = manager.get("gpu")
+    node.router_prices = router_prices({"data": [{"id": "m", "providers": [
+        {"provider": "x", "status": "live", "pricing": {"input": 0.1, "output": 0.5}}]}]})
+    price = node.token_price("m")
+    assert price is not None and price.source == "Acme's router"
+    assert price.text().endswith("(Acme's router)")

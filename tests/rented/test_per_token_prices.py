@@ -3,7 +3,10 @@ prices where none is listed (the higher of both when both are), and the estimate
 
 from __future__ import annotations
 
+from app.services.hf.providers import RouterProvider
 from app.services.rented.per_token import ESTIMATE_COMPLETION, estimate, price_of, router_prices
+
+ROUTER = RouterProvider.display_name  # who lists the prices: its provider's name, said as the price's source
 
 LISTING = {"object": "list", "data": [
     {"id": "m", "providers": [{"provider": "fast", "status": "live", "pricing": {"input": 0.1, "output": 0.5}},
@@ -16,14 +19,15 @@ LISTING = {"object": "list", "data": [
 def test_router_prices_take_the_dearest_live_provider_unless_one_is_named() -> None:
     table = router_prices(LISTING)
     assert table == {"m": {"fast": (0.1, 0.5), "cheap": (0.05, 0.2)}}
-    dearest = price_of("m", table, (None, None))
+    dearest = price_of("m", table, (None, None), ROUTER)
     assert dearest is not None and (dearest.usd_per_mtok_in, dearest.usd_per_mtok_out) == (0.1, 0.5)
-    named = price_of("m:cheap", table, (None, None))
-    assert named is not None and named.usd_per_mtok_out == 0.2 and named.source == "Hugging Face router"
-    assert price_of("unpriced", table, (None, None)) is None
-    declared = price_of("unpriced", table, (1.0, 2.0))
+    named = price_of("m:cheap", table, (None, None), ROUTER)
+    assert named is not None and named.usd_per_mtok_out == 0.2 and named.source == ROUTER == "Hugging Face router"
+    assert named.text().endswith("(Hugging Face router)")  # what the node's row says, as before
+    assert price_of("unpriced", table, (None, None), ROUTER) is None
+    declared = price_of("unpriced", table, (1.0, 2.0), ROUTER)
     assert declared is not None and declared.source == "declared" and declared.cost(1_000_000, 500_000) == 2.0
-    both = price_of("m", table, (0.2, 0.1))  # the higher of each, so the meter never runs behind the bill
+    both = price_of("m", table, (0.2, 0.1), ROUTER)  # the higher of each, so the meter never runs behind the bill
     assert both is not None and (both.usd_per_mtok_in, both.usd_per_mtok_out) == (0.2, 0.5)
 
 

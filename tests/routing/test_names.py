@@ -69,6 +69,10 @@ def test_same_unlink_undo_and_suggest(node_factory: Any, tiny_factory: Any) -> N
     ("bartowski/Qwen2.5-7B-Instruct-GGUF", "qwen2.5-7b"),
     ("qwen2.5-7b-instruct-q4_k_m.gguf", "qwen2.5-7b"),
     ("Qwen2.5-32B-Instruct-bf16", "qwen2.5-32b"),
+    # the -hf tag (weights converted to the transformers format) says nothing of which model it is
+    ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),
+    ("llama-2-7b-chat.Q4_K_M.gguf", "llama-2-7b"),
+    ("google/gemma-2-9b-it", "gemma-2-9b"),
     ("llama3", None),  # no size: too easily another model
 ])
 def test_model_key(name: str, key: str | None) -> None:

@@ -15,6 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Each provider's part of the service API (its account, look-ups, routes), kept in its folder.
 PROVIDER_API_PARTS = ("app.services.hf.api", "app.services.hf.routes", "app.services.hf.routes_jobs")
+# Each provider's plugin module, found by the composition root (app/services/provider_plugins.py).
+PROVIDER_PLUGINS = ("app.services.hf.provider_plugin",)
 # Lowest first; a module belongs to the room of its longest matching prefix.
 ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("app.environment", "app.home", "app.settings", "app.services.errors", "app.services.events",
@@ -41,7 +43,9 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("api", ("app.services.api",)),
     # A provider's part of the service API and its control routes, in its folder (api/parts.py).
     ("provider-api", PROVIDER_API_PARTS),
-    ("compose", ("app.services.bootstrap",)),
+    # What the composition root finds of each provider (provider_plugins.py): its attach and its API part.
+    ("provider-plugins", PROVIDER_PLUGINS),
+    ("compose", ("app.services.bootstrap", "app.services.provider_plugins")),
     # The tray: its generic views (which read a provider's parts from app/ui/providers.py, registered at
     # start by app/ui/compose.py), a provider's tray package above them, then the ways in.
     ("tray", ("app.ui",)),

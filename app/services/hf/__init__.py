@@ -6,6 +6,8 @@
     catalog.py   catalog models and recipes (v1, legacy fallback)
     tokens.py    what a token may do per namespace
     tuning.py    timing knobs (billing minute, timeouts, polls) from the environment
+    settings_section.py  the "hf" section of settings.json (its API bases), registered with app.settings
+    provider_plugin.py   what the composition root finds: attach, register_api (bootstrap.py)
     service.py   HfService: the node's account (token in the keyring) and look-ups
     records.py   hf_endpoints.json: each watched endpoint as recorded (drift baseline, last activity)
     billing.py   billed minutes from observed states
@@ -36,6 +38,7 @@ from app.services.hf.providers import ACCOUNT, ENDPOINT_OPS, EndpointProvider, R
 from app.services.hf.records import EndpointRecords
 from app.services.hf.rented_ops import HfRented
 from app.services.hf.service import HfService
+from app.services.hf.settings_section import HF_URLS
 from app.services.hf.tokens import TOKEN_KEY
 
 if TYPE_CHECKING:
@@ -47,7 +50,7 @@ def attach_hf(node: Node) -> HfService | None:
     manager = node.rented
     if manager is None:
         return None
-    service = HfService(node.settings.hf, node.secrets, node.bus, extra_ca=node.extra_ca)
+    service = HfService(HF_URLS.of(node.settings), node.secrets, node.bus, extra_ca=node.extra_ca)
     manager.providers.put(ACCOUNT, service)
     records = EndpointRecords(node.home.provider_file("hf_endpoints"))
     lifecycle = HfLifecycle(service, manager, records, node.bus)

@@ -23,9 +23,9 @@ from app.services.hf.catalog import CatalogModel, matching, parse_legacy, parse_
 from app.services.hf.errors import HfError, HfNotFound, HfUnavailable, error_for
 from app.services.hf.jobs_models import JobInfo
 from app.services.hf.models import EndpointInfo, HardwareRow, flatten_hardware
+from app.services.hf.settings_section import HuggingFaceUrls
 from app.services.hf.tuning import HfTuning
 from app.services.outbound import make_client
-from app.settings import HuggingFaceUrls
 
 log = logging.getLogger(__name__)
 

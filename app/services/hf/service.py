@@ -18,10 +18,10 @@ from app.services.hf.client import HuggingFaceClient
 from app.services.hf.errors import HfAuthError
 from app.services.hf.events import HfSignedIn, HfSignedOut
 from app.services.hf.models import HardwareRow
+from app.services.hf.settings_section import HuggingFaceUrls
 from app.services.hf.tokens import CALL, MANAGE, TOKEN_KEY, TokenReport, analyse, missing_message
 from app.services.hf.tuning import HfTuning
 from app.services.secrets import SecretStore
-from app.settings import HuggingFaceUrls
 
 log = logging.getLogger(__name__)
 

@@ -176,7 +176,8 @@ class RentedManager:
         registered is refused by name."""
         provider = self.providers.of(decl.provider)
         node = RentedUpstream(decl, sponsor_name=self.sponsor_name, sponsor_id=self.sponsor_id, token=token,
-                              extra_ca=self.extra_ca, hooks=self.hooks, traits=provider.traits)
+                              extra_ca=self.extra_ca, hooks=self.hooks, traits=provider.traits,
+                              provider_name=provider.display_name)
         if not token:
             node.set_token(self.tokens.source(lambda: node.decl))
         self._bind(node)

@@ -1,12 +1,13 @@
-"""Rented nodes billed per token: the HF router (Inference Providers) and any OpenAI-compatible provider
-with prices per token.
+"""Rented nodes billed per token: a router that lists its models' prices (a provider whose ``WireTraits``
+say ``lists_token_prices``) and any OpenAI-compatible provider with prices per token.
 
 A per-token node costs ``prompt_tokens × in + completion_tokens × out`` (USD per 1M tokens), counted from
 the usage each answer reports. The prices come from the router's ``/v1/models`` (each model's
-``providers[].pricing``, hf-api.md §5; read at every probe) or from the declaration
-(``price_per_mtok_in/out``, for a provider that publishes none); when both are known the higher wins, and
-a model the router may send to any of several providers (no ``:provider`` suffix) is priced at the
-dearest live one, so the meter never runs behind the bill. An answer that reports no usage is
+``providers[].pricing``, the live providers it may send the model to; read at every probe) or from the
+declaration (``price_per_mtok_in/out``, for a provider that publishes none); when both are known the higher
+wins, and a model the router may send to any of several providers (no ``:provider`` suffix) is priced at
+the dearest live one, so the meter never runs behind the bill. A listed price says who listed it: the
+provider's ``display_name``, which the node's upstream is given. An answer that reports no usage is
 estimated (4 characters a token for the prompt, ``max_tokens`` or ``ESTIMATE_COMPLETION`` for the
 answer) and said to be an estimate. There is nothing to pause: at a cap the node is ineligible.
 """
@@ -25,7 +26,7 @@ CHARS_PER_TOKEN = 4
 class TokenPrice:
     usd_per_mtok_in: float
     usd_per_mtok_out: float
-    source: str  # "Hugging Face router" | "declared"
+    source: str  # who listed it (its provider's display_name) | "declared"
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.usd_per_mtok_in + completion_tokens * self.usd_per_mtok_out) / 1_000_000
@@ -54,9 +55,10 @@ def router_prices(listing: Any) -> RouterPrices:
     return found
 
 
-def price_of(model: str, published: RouterPrices | None, declared: tuple[float | None, float | None]
-             ) -> TokenPrice | None:
-    """What a request for ``model`` costs per token, or None if nobody says."""
+def price_of(model: str, published: RouterPrices | None, declared: tuple[float | None, float | None],
+             listed_by: str) -> TokenPrice | None:
+    """What a request for ``model`` costs per token, or None if nobody says; ``listed_by`` names who
+    published ``published`` (the price's source when it is theirs)."""
     candidates: list[TokenPrice] = []
     base, _, suffix = model.partition(":")
     offers = (published or {}).get(base, {})
@@ -64,7 +66,7 @@ def price_of(model: str, published: RouterPrices | None, declared: tuple[float |
         offers = {suffix: offers[suffix]}
     if offers:
         candidates.append(TokenPrice(max(p[0] for p in offers.values()), max(p[1] for p in offers.values()),
-                                     "Hugging Face router"))
+                                     listed_by))
     if declared[0] is not None and declared[1] is not None:
         candidates.append(TokenPrice(declared[0], declared[1], "declared"))
     if not candidates:

@@ -59,9 +59,10 @@ class RentedUpstream(Upstream):
     def __init__(self, decl: RentedDecl, *, sponsor_name: str, sponsor_id: str,
                  token: str | None | Callable[[], str | None],
                  extra_ca: tuple[str, ...] = (), hooks: RouteHooks[RentedUpstream] | None = None,
-                 traits: WireTraits | None = None) -> None:
+                 traits: WireTraits | None = None, provider_name: str = "its provider") -> None:
         self.decl = decl
         self.traits = traits or WireTraits()  # its provider's (rented/provider_state.py)
+        self.provider_name = provider_name  # its provider's display_name: who listed a per-token price
         self.key = f"rented:{decl.name}"
         self.node_name = decl.name
         self.node_id = rented_node_id(sponsor_id, decl.name)
@@ -130,7 +131,8 @@ class RentedUpstream(Upstream):
             self.decl.price_per_mtok_in is not None and self.decl.price_per_mtok_out is not None)
 
     def token_price(self, model: str) -> TokenPrice | None:
-        return price_of(model, self.router_prices, (self.decl.price_per_mtok_in, self.decl.price_per_mtok_out))
+        return price_of(model, self.router_prices, (self.decl.price_per_mtok_in, self.decl.price_per_mtok_out),
+                        self.provider_name)
 
     def sent_estimate(self, job_id: str) -> tuple[str, tuple[int, int]] | None:
         """The model and estimated usage of a per-token request sent (taken once, at its end)."""

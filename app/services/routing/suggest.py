@@ -7,7 +7,14 @@ from __future__ import annotations
 import re
 
 _QUANT = re.compile(r"[-_.](i?q\d(_\w+)?|f16|bf16|fp16|f32|fp8|awq|gptq|int[48]|mlx|[48]bit|gguf|latest)$")
-_FLAVOUR = {"instruct", "chat", "it", "hf"}
+# Tags of a model's name that say how its weights were tuned or packaged, not which model it is: dropped
+# before two names are compared. One tag a line, with what it means where the name comes from.
+_FLAVOUR = {
+    "instruct": "tuned to follow instructions (Qwen2.5-7B-Instruct)",
+    "chat": "tuned for chat (Llama-2-7b-chat)",
+    "it": "instruction-tuned, Gemma's spelling (gemma-2-9b-it)",
+    "hf": "converted to the transformers format, a tag of the name, not where it runs (Llama-2-7b-chat-hf)",
+}
 
 
 def model_key(name: str, basename: str | None = None, size_label: str | None = None) -> str | None:
