@@ -5,11 +5,15 @@ from __future__ import annotations
 import calendar
 import json
 import os
+import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from app.harness import REPO, child_env
 from app.services.rented.meter import CostMeter
 from app.services.rented.spend import SpendBook, period_keys, url_identity
 
@@ -206,3 +210,49 @@ def test_a_damaged_account_keeps_its_last_figures(tmp_path: Path) -> None:
     moved = book.repair({"ep": 0.3})
     assert moved is not None and moved.exists() and book.row("ep")["day_billed"] == 0.3
     assert SpendBook(path, clock).problem is None
+
+
+OTHER_SPONSOR = """
+import sys
+from pathlib import Path
+from app.services.rented.spend import SpendBook
+book = SpendBook(Path(sys.argv[1]))
+book.add({"ep": {"billed": 0.25}})
+print("open", flush=True)
+sys.stdin.readline()
+book.close()  # its node stops: the last connection, as far as its SQLite can tell, checkpoints and cleans up
+"""
+
+
+@pytest.mark.parametrize("checks", [1, 5])
+def test_another_sponsor_stopping_leaves_this_ones_log_and_loses_no_charge(tmp_path: Path, checks: int) -> None:
+    """Two nodes of one machine share the file; one stops while the other keeps charging. Looking at the file
+    (every read and charge does) must not drop this process's SQLite locks, or the stopping node takes the
+    write-ahead log away under the running one: its next charges vanish and the file is damaged."""
+    path = tmp_path / "spend.db"
+    book = SpendBook(path)
+    book.add({"ep": {"billed": 1.0}})
+    other = subprocess.Popen([sys.executable, "-c", OTHER_SPONSOR, str(path)], cwd=REPO, env=child_env(),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None and other.stdin is not None
+        assert other.stdout.readline().strip() == "open"
+        for _ in range(checks):
+            assert book.check() is None
+        assert book.row("ep")["day_billed"] == pytest.approx(1.25)
+        other.stdin.write("stop\n")
+        other.stdin.flush()
+        assert other.wait(60) == 0
+    finally:
+        if other.poll() is None:
+            other.kill()
+    assert Path(f"{path}-wal").exists()  # still in use here: nobody may clean it up
+    book.add({"ep": {"billed": 2.0}})
+    book.close()
+    reader = sqlite3.connect(path)
+    try:
+        assert reader.execute("PRAGMA quick_check").fetchone() == ("ok",)
+        (row,) = reader.execute("SELECT row FROM accounts WHERE account = 'ep'").fetchone()
+    finally:
+        reader.close()
+    assert json.loads(row)["day_billed"] == pytest.approx(3.25)

@@ -133,6 +133,11 @@ class SpendBook:
         self.problem: str | None = None
         self._db: sqlite3.Connection | None = None
         self._ident: tuple[int, int] | None = None  # (device, inode) of the file opened
+        # The file's header is read through one descriptor kept as long as the database is open: closing
+        # any descriptor of the file drops every POSIX lock this process holds on it (SQLite's too), and
+        # another sponsor's node then takes this one's connection for the last, checkpoints and deletes
+        # the write-ahead log under it (its next charges lost, the file damaged for every reader).
+        self._header_fd: int | None = None
         self._size = 0  # the largest size seen: a SQLite file never shrinks (Pairwise never vacuums)
         self._cache: dict[str, dict[str, Any]] = {}  # the last rows read or written: what a damaged account keeps
         self._open()
@@ -257,9 +262,11 @@ class SpendBook:
         if st.st_size < self._size:
             raise AccountUnusable(f"was truncated ({st.st_size} bytes, was {self._size})")
         self._size = max(self._size, st.st_size)
-        with open(self.path, "rb") as fh:
-            if fh.read(len(HEADER)) != HEADER:
-                raise AccountUnusable("is damaged (not a SQLite database any more)")
+        if self._header_fd is None:
+            self._header_fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        os.lseek(self._header_fd, 0, os.SEEK_SET)
+        if os.read(self._header_fd, len(HEADER)) != HEADER:
+            raise AccountUnusable("is damaged (not a SQLite database any more)")
         if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
             raise AccountUnusable("cannot be written (read-only)")
 
@@ -274,6 +281,13 @@ class SpendBook:
             except sqlite3.Error:
                 pass
             self._db = None
+        self._let_go_of_header()
+
+    def _let_go_of_header(self) -> None:
+        """After the database's own connection is closed (see ``_header_fd``)."""
+        if self._header_fd is not None:
+            os.close(self._header_fd)
+            self._header_fd = None
 
     def check(self) -> str | None:
         """Look at the file again; the problem, if it cannot be trusted."""
@@ -288,6 +302,7 @@ class SpendBook:
         if self._db is not None:
             self._db.close()
             self._db = None
+        self._let_go_of_header()
 
     # -- reading ---------------------------------------------------------------------------------------------
 
