@@ -115,10 +115,10 @@ def test_document_shapes() -> None:
         declarations_from("text")
 
 
-def test_apply_changes_dotted_and_nested() -> None:
+def test_apply_changes_nested() -> None:
     decl = validate_decl({"name": "a", "url": "https://e.com"})
-    changed = apply_changes(decl, {"routing.use": "prefer", "lifecycle": {"wake_on_request": True},
-                                   "budget.usd_per_day": 1.5, "share_with_cluster": True})
+    changed = apply_changes(decl, {"routing": {"use": "prefer"}, "lifecycle": {"wake_on_request": True},
+                                   "budget": {"usd_per_day": 1.5}, "share_with_cluster": True})
     assert changed.policy == "prefer" and changed.lifecycle.wake_on_request and changed.budget.usd_per_day == 1.5
     assert changed.lifecycle.pause_on_sponsor_exit is True and changed.share_with_cluster
     with pytest.raises(RefusedError):

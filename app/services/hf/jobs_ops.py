@@ -194,7 +194,7 @@ class HfJobs:
                 raise HfError(f"job {info.id} has no exposed URL; canceled")
             decl = self._declaration(plan, params, info.expose_url)
             if plan["new_window_on_existing_node"]:
-                await self.manager.set(name, decl)
+                await self.manager.merge(name, decl)
             else:
                 await self.manager.attach(decl, token)
         except BaseException:

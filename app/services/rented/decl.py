@@ -30,8 +30,9 @@ Every number accepts fractions. Public API:
   ``/`` or ``/v1``: request paths such as ``/v1/chat/completions`` are appended to it).
 - ``declarations_from(obj) -> list[dict]``: the declarations in a parsed YAML/JSON document
   (``rented_node: {...}``, ``rented_nodes: [...]``, a list, or one bare declaration).
-- ``apply_changes(decl, changes, book=None) -> RentedDecl``: a validated copy with dotted or nested changes
-  (``{"routing.use": "prefer"}`` or ``{"routing": {"use": "prefer"}}``).
+- ``apply_changes(decl, changes, book=None) -> RentedDecl``: a validated copy with nested changes
+  (``{"routing": {"use": "prefer"}}``), for what a provider's controller learns (its URL, its GPU); a
+  person's change is a ``change.RentedChange``, whose fields are checked first.
 """
 
 from __future__ import annotations
@@ -290,12 +291,5 @@ def declarations_from(obj: Any) -> list[dict[str, Any]]:
 def apply_changes(decl: RentedDecl, changes: dict[str, Any], book: RuleBook | None = None) -> RentedDecl:
     data = decl.model_dump(mode="json")
     for key, value in changes.items():
-        target = data
-        *path, last = key.split(".")
-        for part in path:
-            target = target.setdefault(part, {})
-        if isinstance(value, dict) and isinstance(target.get(last), dict):
-            target[last] = {**target[last], **value}
-        else:
-            target[last] = value
+        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
     return validate_decl(data, book)
