@@ -219,40 +219,48 @@ def attach_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def nest(body: dict[str, Any], path: str, value: object) -> None:
+    """Put ``value`` (unless None) at ``path`` ("budget.usd_per_day") of a body nested as a declaration."""
+    head, _, rest = path.partition(".")
+    if value is not None:
+        (body.setdefault(head, {}) if rest else body)[rest or head] = value
+
+
+def cost_settings(args: argparse.Namespace, body: dict[str, Any]) -> dict[str, Any]:
+    """The flags of ``add_cost_controls`` (and routing, cold start) into ``body``, nested as the declaration
+    nests them: the same on `rented set` and `rented create`."""
+    for flag, path in (("wake_on_request", "lifecycle.wake_on_request"),
+                       ("pause_on_exit", "lifecycle.pause_on_sponsor_exit")):
+        nest(body, path, on_off(getattr(args, flag, None)))
+    for flag, path in (("use", "routing.use"), ("cold_start_s", "timeouts.cold_start_s"),
+                       ("idle_pause_min", "lifecycle.idle_pause_min"), ("budget_usd_per_day", "budget.usd_per_day"),
+                       ("budget_usd_per_month", "budget.usd_per_month")):
+        nest(body, path, getattr(args, flag, None))
+    return body
+
+
 def set_changes(args: argparse.Namespace) -> RentedChange:
     """The flags of `rented set` as the one change model (spelt as the declaration nests it); its JSON is
     what the node is sent. A flag given as ``off`` (a cap, the idle pause), ``--context-window 0`` and
     ``--ca-file ''`` remove the setting."""
-    body: dict[str, Any] = {}
-
-    def put(path: str, value: object) -> None:
-        head, _, rest = path.partition(".")
-        if value is not None:
-            (body.setdefault(head, {}) if rest else body)[rest or head] = value
-
-    for flag, path in (("share", "share_with_cluster"), ("managed", "lifecycle.managed"),
-                       ("wake_on_request", "lifecycle.wake_on_request"),
-                       ("pause_on_exit", "lifecycle.pause_on_sponsor_exit")):
-        put(path, on_off(getattr(args, flag)))
-    for flag, path in (("use", "routing.use"), ("cold_start_s", "timeouts.cold_start_s"),
-                       ("idle_pause_min", "lifecycle.idle_pause_min"), ("budget_usd_per_day", "budget.usd_per_day"),
-                       ("budget_usd_per_month", "budget.usd_per_month"), ("gpu", "gpu"),
-                       ("price_per_hour", "price_per_hour"), ("url", "url"), ("price_per_mtok_in", "price_per_mtok_in"),
-                       ("price_per_mtok_out", "price_per_mtok_out")):
-        put(path, getattr(args, flag))
+    body = cost_settings(args, {})
+    nest(body, "share_with_cluster", on_off(args.share))
+    nest(body, "lifecycle.managed", on_off(args.managed))
+    for flag in ("gpu", "price_per_hour", "url", "price_per_mtok_in", "price_per_mtok_out"):
+        nest(body, flag, getattr(args, flag))
     if args.context_window is not None:
-        put("context_window", args.context_window or OFF)
+        nest(body, "context_window", args.context_window or OFF)
     if args.ca_file is not None:
-        put("ca_file", str(Path(args.ca_file).expanduser().resolve()) if args.ca_file else OFF)
+        nest(body, "ca_file", str(Path(args.ca_file).expanduser().resolve()) if args.ca_file else OFF)
     for flag, path in (("allow_model", "allow_models"), ("model", "models")):
         given = getattr(args, flag)
         if given is not None:
-            put(path, [] if given == ["none"] else given)
+            nest(body, path, [] if given == ["none"] else given)
     for flag, path, kind in (("peer_usd_per_day", "requesters.usd_per_day", float),
                              ("peer_requests_per_min", "requesters.requests_per_min", int)):
         if getattr(args, flag):
             values = parse_peer_values(getattr(args, flag), kind, "--" + flag.replace("_", "-"))
-            put(path, {peer: OFF if v is None else v for peer, v in values.items()})
+            nest(body, path, {peer: OFF if v is None else v for peer, v in values.items()})
     return parse_given(RentedChange, body)
 
 

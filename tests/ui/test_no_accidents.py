@@ -150,7 +150,7 @@ async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app
 
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
-    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02,
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "budget": {"usd_per_day": 0.02},
                                     "scale_to_zero_min": 600})
     await until(lambda: any(n.title == "gpu paused: over budget" for n in app.notifier.attention),
                 timeout=30, what="the budget warning")

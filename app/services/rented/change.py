@@ -56,7 +56,7 @@ class Given(BaseModel):
                 moved = MOVED.get(key) if key not in cls.model_fields else None
                 dotted = key if isinstance(key, str) and "." in key else None
                 if moved or dotted:
-                    raise ValueError(f"{key!r} is spelt {nested_spelling(moved or dotted or '')} now")
+                    raise ValueError(f"{key}: spelt {nested_spelling(moved or dotted or '')} now")
         return data
 
 
@@ -162,7 +162,7 @@ def parse_given(model: type[G], data: object, *, what: str = "change",
         if any(e["type"] == "literal_error" and _real_path(data, e["loc"]) == where and "'off'" in e["msg"]
                for e in errors[1:]):
             message += ', or "off" to remove it'
-        raise error(f"{'.'.join(where) or what}: {message}") from None
+        raise error(f"{'.'.join(where)}: {message}" if where else message) from None
 
 
 def _real_path(data: object, loc: tuple[int | str, ...]) -> tuple[str, ...]:
