@@ -123,3 +123,13 @@ def test_apply_changes_nested() -> None:
     assert changed.lifecycle.pause_on_sponsor_exit is True and changed.share_with_cluster
     with pytest.raises(RefusedError):
         apply_changes(decl, {"url": "http://192.168.1.2"})
+
+
+def test_an_older_spelling_or_a_misspelt_cap_in_a_declaration_is_refused_by_name() -> None:
+    for data, named in (({"usd_per_day": 5}, 'usd_per_day: spelt {"budget": {"usd_per_day": ...}} now'),
+                        ({"use": "prefer"}, 'use: spelt {"routing": {"use": ...}} now'),
+                        ({"budget.usd_per_day": 5}, 'budget.usd_per_day: spelt {"budget": {"usd_per_day": ...}}'),
+                        ({"budget": {"usd_per_dya": 5}}, "budget.usd_per_dya: Extra inputs are not permitted")):
+        with pytest.raises(ConfigError) as refused:
+            validate_decl({"name": "a", "url": "https://e.com", **data})
+        assert named in refused.value.message

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QMenu
 
 from app.harness import REPO as REPO_DIR
 from app.harness import child_env
-from app.services.rented.change import MOVED
+from app.services.rented.decl import OLDER_SPELLINGS
 from app.simulator import SimulatedHF
 from app.ui.hf.facade import HfFacade
 from app.ui.hf.provider import KEY as HF
@@ -38,7 +38,7 @@ def nested(settings: dict[str, Any]) -> dict[str, Any]:
     """Keyword settings (``usd_per_day=5``) as a create spells them: ``{"budget": {"usd_per_day": 5}}``."""
     out: dict[str, Any] = {}
     for key, value in settings.items():
-        head, _, rest = MOVED.get(key, key).partition(".")
+        head, _, rest = OLDER_SPELLINGS.get(key, key).partition(".")
         if rest:
             out.setdefault(head, {})[rest] = value
         else:

@@ -20,28 +20,12 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.services.errors import ConfigError
-from app.services.rented.decl import Policy
+from app.services.rented.decl import OLDER_SPELLINGS, Policy, nested_spelling
 
 Off = Literal["off"]
 OFF: Off = "off"
 Usd = Annotated[float, Field(ge=0)]
 Minutes = Annotated[float, Field(gt=0)]
-
-# Where each older spelling went: a body still using one is told the new one by name.
-MOVED = {
-    "usd_per_day": "budget.usd_per_day", "usd_per_month": "budget.usd_per_month",
-    "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
-    "idle_pause_min": "lifecycle.idle_pause_min", "wake_on_request": "lifecycle.wake_on_request",
-    "pause_on_sponsor_exit": "lifecycle.pause_on_sponsor_exit", "managed": "lifecycle.managed",
-    "use": "routing.use", "cold_start_s": "timeouts.cold_start_s",
-}
-
-
-def nested_spelling(dotted: str) -> str:
-    """``budget.usd_per_day`` as a body spells it: ``{"budget": {"usd_per_day": ...}}``."""
-    head, _, rest = dotted.partition(".")
-    return f'{{"{head}": {{"{rest}": ...}}}}' if rest else f'"{head}"'
-
 
 class Given(BaseModel):
     """What a caller sends: unknown fields refused by name, values of the wrong type too."""
@@ -53,7 +37,7 @@ class Given(BaseModel):
     def _older_spellings(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
             for key in data:
-                moved = MOVED.get(key) if key not in cls.model_fields else None
+                moved = OLDER_SPELLINGS.get(key) if key not in cls.model_fields else None
                 dotted = key if isinstance(key, str) and "." in key else None
                 if moved or dotted:
                     raise ValueError(f"{key}: spelt {nested_spelling(moved or dotted or '')} now")

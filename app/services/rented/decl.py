@@ -20,7 +20,9 @@
 
 Every number accepts fractions. Public API:
 
-- ``RentedDecl`` (pydantic; unknown keys ignored) and its parts ``Routing``, ``Timeouts``,
+- ``RentedDecl`` (pydantic; unknown keys ignored, but an older spelling of a setting (``use``,
+  ``usd_per_day`` at the top, a dotted key) is refused naming the nested one, and so is an unknown key
+  in ``budget``) and its parts ``Routing``, ``Timeouts``,
   ``Lifecycle``, ``Budget``.
 - ``validate_decl(data, book=None) -> RentedDecl``: pydantic validation plus the URL rules, raising
   ``ConfigError`` (a field is wrong) or ``RefusedError`` (a URL rule; the message names the rule). What
@@ -62,6 +64,22 @@ DEFAULT_COLD_START_S = 120.0
 CREDENTIAL_REFERENCE_PREFIXES = ("os-credential-store:", "keyring:")
 
 
+# Where each older spelling of a setting went: a body or declaration still using one is told the new one.
+OLDER_SPELLINGS = {
+    "usd_per_day": "budget.usd_per_day", "usd_per_month": "budget.usd_per_month",
+    "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
+    "idle_pause_min": "lifecycle.idle_pause_min", "wake_on_request": "lifecycle.wake_on_request",
+    "pause_on_sponsor_exit": "lifecycle.pause_on_sponsor_exit", "managed": "lifecycle.managed",
+    "use": "routing.use", "cold_start_s": "timeouts.cold_start_s",
+}
+
+
+def nested_spelling(dotted: str) -> str:
+    """``budget.usd_per_day`` as a body spells it: ``{"budget": {"usd_per_day": ...}}``."""
+    head, _, rest = dotted.partition(".")
+    return f'{{"{head}": {{"{rest}": ...}}}}' if rest else f'"{head}"'
+
+
 @dataclass(frozen=True)
 class DeclRules:
     """What a provider's declarations default to and allow (``Provider.decl_rules``)."""
@@ -98,6 +116,8 @@ class Lifecycle(_Part):
 
 
 class Budget(_Part):
+    model_config = ConfigDict(extra="forbid")  # a misspelt cap is refused, never read as no cap
+
     usd_per_day: float | None = Field(default=None, ge=0)
     usd_per_month: float | None = Field(default=None, ge=0)
 
@@ -161,17 +181,16 @@ class RentedDecl(_Part):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        for key in data:
+            if key in OLDER_SPELLINGS or "." in str(key):  # a cap spelt so would be silently no cap
+                raise ValueError(f"{key}: spelt {nested_spelling(OLDER_SPELLINGS.get(key, key))} now")
         timeouts = dict(data.get("timeouts") or {})
-        if "cold_start_s" in data:  # flat spelling, as the CLI sends it
-            timeouts["cold_start_s"] = data.pop("cold_start_s")
         if timeouts.get("cold_start_s") is None:
             book = (info.context or {}).get("book")
             provider = str(data.get("provider") or "openai-compatible")
             rules = book.decl_rules(provider) if book is not None else None
             timeouts["cold_start_s"] = (rules or DeclRules()).cold_start_s
         data["timeouts"] = timeouts
-        if "use" in data:
-            data["routing"] = {**dict(data.get("routing") or {}), "use": data.pop("use")}
         return data
 
     @field_validator("provider")
