@@ -27,10 +27,15 @@ OFF: Off = "off"
 Usd = Annotated[float, Field(ge=0)]
 Minutes = Annotated[float, Field(gt=0)]
 
+
 class Given(BaseModel):
     """What a caller sends: unknown fields refused by name, values of the wrong type too."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Setting(Given):
+    """A part of a rented node's settings: an older spelling is refused naming the nested one."""
 
     @model_validator(mode="before")
     @classmethod
@@ -44,27 +49,27 @@ class Given(BaseModel):
         return data
 
 
-class RoutingChange(Given):
+class RoutingChange(_Setting):
     use: Policy | None = None
 
 
-class TimeoutsChange(Given):
+class TimeoutsChange(_Setting):
     cold_start_s: Annotated[float, Field(gt=0)] | None = None
 
 
-class LifecycleChange(Given):
+class LifecycleChange(_Setting):
     managed: bool | None = None
     wake_on_request: bool | None = None
     idle_pause_min: Minutes | Off | None = None
     pause_on_sponsor_exit: bool | None = None
 
 
-class BudgetChange(Given):
+class BudgetChange(_Setting):
     usd_per_day: Usd | Off | None = None
     usd_per_month: Usd | Off | None = None
 
 
-class RequestersChange(Given):
+class RequestersChange(_Setting):
     """Per-peer limits to set, by the peer's name or id (``*`` for peers not named); ``"off"`` removes
     that peer's entry, peers not named keep theirs."""
 
@@ -72,7 +77,7 @@ class RequestersChange(Given):
     requests_per_min: dict[str, Annotated[int, Field(ge=1)] | Off] | None = None
 
 
-class NodeSettings(Given):
+class NodeSettings(_Setting):
     """The settings a provider's create carries into the new node's declaration."""
 
     share_with_cluster: bool | None = None
