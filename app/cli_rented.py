@@ -19,6 +19,7 @@ from typing import Any
 from app.cli_common import home_of, on_off, print_json, read_token_stdin, table
 from app.cli_providers import known_providers
 from app.control_client import ControlClient
+from app.services.api.changes import OFF, RentedChange, parse_given
 from app.services.errors import ConfigError
 from app.services.keys.peer_limits import parse_peer_values
 from app.services.rented.decl import POLICIES, declarations_from
@@ -180,11 +181,23 @@ def add_token_prices(parser: argparse.ArgumentParser) -> None:
 
 def add_cost_controls(parser: argparse.ArgumentParser) -> None:
     """The lifecycle and budget flags, the same on `rented set` and `rented create`."""
-    parser.add_argument("--idle-pause-min", type=float, help="pause after this many minutes without work")
-    parser.add_argument("--budget-usd-per-day", type=float)
-    parser.add_argument("--budget-usd-per-month", type=float)
+    parser.add_argument("--idle-pause-min", type=number_or_off, metavar="MIN|off",
+                        help="pause after this many minutes without work (off: never)")
+    parser.add_argument("--budget-usd-per-day", type=number_or_off, metavar="USD|off",
+                        help="spend cap per UTC day (off removes it)")
+    parser.add_argument("--budget-usd-per-month", type=number_or_off, metavar="USD|off",
+                        help="spend cap per UTC month (off removes it)")
     parser.add_argument("--wake-on-request", choices=ON_OFF)
     parser.add_argument("--pause-on-exit", choices=ON_OFF)
+
+
+def number_or_off(text: str) -> float | str:
+    if text.strip().lower() == OFF:
+        return OFF
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (or 'off')") from None
 
 
 def attach_body(args: argparse.Namespace) -> dict[str, Any]:
@@ -206,33 +219,49 @@ def attach_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
-def set_changes(args: argparse.Namespace) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
-    flags = {"share": "share_with_cluster", "managed": "lifecycle.managed",
-             "wake_on_request": "lifecycle.wake_on_request", "pause_on_exit": "lifecycle.pause_on_sponsor_exit"}
-    for flag, key in flags.items():
-        if getattr(args, flag) is not None:
-            changes[key] = on_off(getattr(args, flag))
-    values = {"use": "routing.use", "cold_start_s": "timeouts.cold_start_s", "idle_pause_min": "lifecycle.idle_pause_min",
-              "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
-              "gpu": "gpu", "price_per_hour": "price_per_hour", "url": "url",
-              "price_per_mtok_in": "price_per_mtok_in", "price_per_mtok_out": "price_per_mtok_out"}
-    for flag, key in values.items():
-        if getattr(args, flag) is not None:
-            changes[key] = getattr(args, flag)
+def nest(body: dict[str, Any], path: str, value: object) -> None:
+    """Put ``value`` (unless None) at ``path`` ("budget.usd_per_day") of a body nested as a declaration."""
+    head, _, rest = path.partition(".")
+    if value is not None:
+        (body.setdefault(head, {}) if rest else body)[rest or head] = value
+
+
+def cost_settings(args: argparse.Namespace, body: dict[str, Any]) -> dict[str, Any]:
+    """The flags of ``add_cost_controls`` (and routing, cold start) into ``body``, nested as the declaration
+    nests them: the same on `rented set` and `rented create`."""
+    for flag, path in (("wake_on_request", "lifecycle.wake_on_request"),
+                       ("pause_on_exit", "lifecycle.pause_on_sponsor_exit")):
+        nest(body, path, on_off(getattr(args, flag, None)))
+    for flag, path in (("use", "routing.use"), ("cold_start_s", "timeouts.cold_start_s"),
+                       ("idle_pause_min", "lifecycle.idle_pause_min"), ("budget_usd_per_day", "budget.usd_per_day"),
+                       ("budget_usd_per_month", "budget.usd_per_month")):
+        nest(body, path, getattr(args, flag, None))
+    return body
+
+
+def set_changes(args: argparse.Namespace) -> RentedChange:
+    """The flags of `rented set` as the one change model (spelt as the declaration nests it); its JSON is
+    what the node is sent. A flag given as ``off`` (a cap, the idle pause), ``--context-window 0`` and
+    ``--ca-file ''`` remove the setting."""
+    body = cost_settings(args, {})
+    nest(body, "share_with_cluster", on_off(args.share))
+    nest(body, "lifecycle.managed", on_off(args.managed))
+    for flag in ("gpu", "price_per_hour", "url", "price_per_mtok_in", "price_per_mtok_out"):
+        nest(body, flag, getattr(args, flag))
     if args.context_window is not None:
-        changes["context_window"] = args.context_window or None
+        nest(body, "context_window", args.context_window or OFF)
     if args.ca_file is not None:
-        changes["ca_file"] = str(Path(args.ca_file).expanduser().resolve()) if args.ca_file else None
-    for flag, key in (("allow_model", "allow_models"), ("model", "models")):
+        nest(body, "ca_file", str(Path(args.ca_file).expanduser().resolve()) if args.ca_file else OFF)
+    for flag, path in (("allow_model", "allow_models"), ("model", "models")):
         given = getattr(args, flag)
         if given is not None:
-            changes[key] = [] if given == ["none"] else given
-    for flag, key, kind in (("peer_usd_per_day", "requesters.usd_per_day", float),
-                            ("peer_requests_per_min", "requesters.requests_per_min", int)):
+            nest(body, path, [] if given == ["none"] else given)
+    for flag, path, kind in (("peer_usd_per_day", "requesters.usd_per_day", float),
+                             ("peer_requests_per_min", "requesters.requests_per_min", int)):
         if getattr(args, flag):
-            changes[key] = parse_peer_values(getattr(args, flag), kind, "--" + flag.replace("_", "-"))
-    return changes
+            values = parse_peer_values(getattr(args, flag), kind, "--" + flag.replace("_", "-"))
+            nest(body, path, {peer: OFF if v is None else v for peer, v in values.items()})
+    return parse_given(RentedChange, body)
 
 
 def yaml_error() -> type[Exception]:
@@ -302,11 +331,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{'by requester':>16}: {today_text(rows)}")
         return 0
     if command == "set":
-        changes = set_changes(args)
-        payload = {"changes": changes}
+        change = set_changes(args)
+        payload = {"changes": change.model_dump(mode="json", exclude_none=True)}
         if args.token_stdin:
             payload["token"] = read_token_stdin()
-        if not changes and "token" not in payload:
+        if not change.model_fields_set and "token" not in payload:
             raise ConfigError("nothing to change: give at least one option (see 'pairwise rented set --help')")
         return report(client.call("PATCH", f"/rented/{args.name}", payload), args.json)
     if command == "detach":

@@ -13,7 +13,8 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli_common import home_of, on_off, print_json
+from app.cli_common import home_of, print_json
+from app.cli_rented import cost_settings
 from app.control_client import ControlClient
 from app.services.errors import ConfigError, PairwiseError
 
@@ -42,19 +43,14 @@ def job_params(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"{', '.join(given)} apply to endpoints only; a batch window takes --gpu FLAVOR, --window, "
                           "--engine, --idle-stop-min and the budget flags")
     params: dict[str, Any] = {"name": args.name, "model": args.model, "window": args.window}
-    for key in ("gpu", "engine", "namespace", "use", "cold_start_s"):
+    for key in ("gpu", "engine", "namespace"):
         if getattr(args, key, None) is not None:
             params[key] = getattr(args, key)
-    idle = args.idle_stop_min if args.idle_stop_min is not None else args.idle_pause_min
-    if idle is not None:
-        params["idle_pause_min"] = idle
     if args.share:
         params["share_with_cluster"] = True
-    if args.pause_on_exit is not None:
-        params["pause_on_sponsor_exit"] = on_off(args.pause_on_exit)
-    for flag, key in (("budget_usd_per_day", "usd_per_day"), ("budget_usd_per_month", "usd_per_month")):
-        if getattr(args, flag) is not None:
-            params[key] = getattr(args, flag)
+    cost_settings(args, params)  # a WindowOrder's JSON (hf/orders.py): settings nested as declared
+    if args.idle_stop_min is not None:  # a window's word for its idle pause
+        params.setdefault("lifecycle", {})["idle_pause_min"] = args.idle_stop_min
     return params
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli_common import home_of, on_off
+from app.cli_common import home_of
 from app.cli_hf.jobs import cmd_create_job
-from app.cli_rented import TIMEOUT_S, add_cost_controls, ask, report
+from app.cli_rented import TIMEOUT_S, add_cost_controls, ask, cost_settings, report
 from app.control_client import ControlClient
 from app.services.errors import ConfigError
 from app.services.hf.models import ENGINES
@@ -58,20 +58,15 @@ def add_commands(rsub: Any) -> None:
 
 
 def create_params(args: argparse.Namespace) -> dict[str, Any]:
+    """An ``EndpointOrder``'s JSON (hf/orders.py): the new node's settings nested as in its declaration."""
     params: dict[str, Any] = {"name": args.name, "model": args.model}
     for key in ("gpu", "region", "vendor", "engine", "namespace", "endpoint_name", "task", "revision",
-                "scale_to_zero_min", "use", "cold_start_s", "idle_pause_min", "context_window", "same_as"):
+                "scale_to_zero_min", "context_window", "same_as"):
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
     if args.share:
         params["share_with_cluster"] = True
-    for flag, key in (("wake_on_request", "wake_on_request"), ("pause_on_exit", "pause_on_sponsor_exit")):
-        if getattr(args, flag) is not None:
-            params[key] = on_off(getattr(args, flag))
-    for flag, key in (("budget_usd_per_day", "usd_per_day"), ("budget_usd_per_month", "usd_per_month")):
-        if getattr(args, flag) is not None:
-            params[key] = getattr(args, flag)
-    return params
+    return cost_settings(args, params)
 
 
 def describe_plan(plan: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.services.api import FoundEngine, NodeApi
 from app.services.api.batch import BatchObject
-from app.services.api.changes import NewKey, SettingsChange
+from app.services.api.changes import NewKey, RentedChange, SettingsChange
 from app.services.api.models import CopyRow, ModelRow, SuggestionRow
 from app.services.api.plans import EndpointPlan, WindowFlavor, WindowPlan
 from app.services.api.rented import ActionResult
@@ -104,8 +104,8 @@ class NodeFacade:
     async def rented_attach(self, decl: dict[str, Any], token: str | None) -> RentedActionRow:
         return await self.api.rented.attach(decl, token)
 
-    async def rented_set(self, name: str, changes: dict[str, Any]) -> RentedActionRow:
-        return await self.api.rented.set(name, changes)
+    async def rented_set(self, name: str, change: RentedChange) -> RentedActionRow:
+        return await self.api.rented.set(name, change)
 
     async def rented_detach(self, name: str) -> None:
         await self.api.rented.detach(name)

@@ -115,11 +115,21 @@ def test_document_shapes() -> None:
         declarations_from("text")
 
 
-def test_apply_changes_dotted_and_nested() -> None:
+def test_apply_changes_nested() -> None:
     decl = validate_decl({"name": "a", "url": "https://e.com"})
-    changed = apply_changes(decl, {"routing.use": "prefer", "lifecycle": {"wake_on_request": True},
-                                   "budget.usd_per_day": 1.5, "share_with_cluster": True})
+    changed = apply_changes(decl, {"routing": {"use": "prefer"}, "lifecycle": {"wake_on_request": True},
+                                   "budget": {"usd_per_day": 1.5}, "share_with_cluster": True})
     assert changed.policy == "prefer" and changed.lifecycle.wake_on_request and changed.budget.usd_per_day == 1.5
     assert changed.lifecycle.pause_on_sponsor_exit is True and changed.share_with_cluster
     with pytest.raises(RefusedError):
         apply_changes(decl, {"url": "http://192.168.1.2"})
+
+
+def test_an_older_spelling_or_a_misspelt_cap_in_a_declaration_is_refused_by_name() -> None:
+    for data, named in (({"usd_per_day": 5}, 'usd_per_day: spelt {"budget": {"usd_per_day": ...}} now'),
+                        ({"use": "prefer"}, 'use: spelt {"routing": {"use": ...}} now'),
+                        ({"budget.usd_per_day": 5}, 'budget.usd_per_day: spelt {"budget": {"usd_per_day": ...}}'),
+                        ({"budget": {"usd_per_dya": 5}}, "budget.usd_per_dya: Extra inputs are not permitted")):
+        with pytest.raises(ConfigError) as refused:
+            validate_decl({"name": "a", "url": "https://e.com", **data})
+        assert named in refused.value.message

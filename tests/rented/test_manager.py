@@ -13,6 +13,7 @@ import pytest
 from app.services.errors import ConfigError, CredentialError, NotFound, RefusedError
 from app.services.events import Event, EventBus, OffLanPrompt, WorkloadFinished, WorkloadRunning
 from app.services.hf.providers import EndpointProvider
+from app.services.rented.change import BudgetChange, RentedChange, RoutingChange, parse_given
 from app.services.rented.manager import RentedManager
 from app.services.rented.meter import CostMeter
 from app.services.rented.per_token import router_prices
@@ -81,10 +82,12 @@ async def test_attach_stores_token_in_keyring_only(setup: dict[str, Any], tls_ti
     with pytest.raises(ConfigError, match="already attached"):
         await manager.attach(decl(tls_tiny), TOKEN)
 
-    changed = await manager.set("gpu", {"share_with_cluster": True, "routing.use": "overflow"})
+    changed = await manager.set("gpu", RentedChange(share_with_cluster=True, routing=RoutingChange(use="overflow")))
     assert changed["shared"] and changed["policy"] == "overflow"
     with pytest.raises(ConfigError, match="cannot be renamed"):
-        await manager.set("gpu", {"name": "other"})
+        parse_given(RentedChange, {"name": "other"})
+    with pytest.raises(ConfigError, match="cannot be renamed"):
+        await manager.merge("gpu", {"name": "other"})
 
     await manager.detach("gpu")
     assert setup["secrets"].values == {} and setup["registry"].get("rented:gpu") is None
@@ -124,7 +127,7 @@ async def test_cost_budget_and_hooks(setup: dict[str, Any], tls_tiny: TlsTiny) -
     assert node.ineligible_reason() == "budget reached: $0.60 of $0.50 per day (UTC)"
     assert manager.show("gpu")["cost"]["day_usd"] == pytest.approx(0.6)
     # Raising the cap makes it eligible again.
-    await manager.set("gpu", {"budget.usd_per_day": 5})
+    await manager.set("gpu", RentedChange(budget=BudgetChange(usd_per_day=5)))
     assert node.ineligible_reason() is None
 
 
@@ -161,7 +164,7 @@ async def test_a_budget_without_a_price_is_refused_not_ignored(setup: dict[str, 
     row = await manager.attach(decl(tls_tiny, price_per_hour=None, budget={"usd_per_day": 2}), TOKEN)
     assert (row["state"], row["eligible"]) == ("ineligible", False)
     assert "price per hour is unknown" in row["reason"] and "--price-per-hour" in row["reason"]
-    row = await manager.set("gpu", {"price_per_hour": 1.8})
+    row = await manager.set("gpu", RentedChange(price_per_hour=1.8))
     assert row["state"] == "eligible"
 
 

@@ -58,7 +58,7 @@ def engine_in_flight(node: NodeProc, name: str) -> int:
 
 def use(node: NodeProc, policy: str) -> None:
     """Same as `pairwise rented set gpu --use POLICY` (tested elsewhere), without a CLI process each time."""
-    assert control(node).call("PATCH", "/rented/gpu", {"changes": {"routing.use": policy}})["policy"] == policy
+    assert control(node).call("PATCH", "/rented/gpu", {"changes": {"routing": {"use": policy}}})["policy"] == policy
 
 
 def test_policies_end_to_end(node_factory: Any, tiny_factory: Any, tls_tiny_factory: Any) -> None:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu
 
 from app.harness import REPO as REPO_DIR
 from app.harness import child_env
+from app.services.rented.decl import OLDER_SPELLINGS
 from app.simulator import SimulatedHF
 from app.ui.hf.facade import HfFacade
 from app.ui.hf.provider import KEY as HF
@@ -33,11 +34,23 @@ def hf(wizard: Any) -> HfRentPages:
 T4 = {"gpu": "nvidia-t4", "vendor": "aws", "region": "us-east-1"}  # $0.50 per hour
 
 
+def nested(settings: dict[str, Any]) -> dict[str, Any]:
+    """Keyword settings (``usd_per_day=5``) as a create spells them: ``{"budget": {"usd_per_day": 5}}``."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        head, _, rest = OLDER_SPELLINGS.get(key, key).partition(".")
+        if rest:
+            out.setdefault(head, {})[rest] = value
+        else:
+            out[head] = value
+    return out
+
+
 async def running_gpu(app: Any, sim: SimulatedHF, name: str = "gpu", **settings: Any) -> dict[str, Any]:
     """Sign in and rent a T4 through the same service calls the wizard makes; wait until it runs."""
     if not hf_facade(app).signed_in():
         await hf_facade(app).login(sim.demo_token)
-    await app.facade.rented_create({"name": name, "model": REPO, **T4, **settings})
+    await app.facade.rented_create({"name": name, "model": REPO, **T4, **nested(settings)})
     return await until(lambda: _running(app, name), timeout=20, what=f"{name} running")  # type: ignore[no-any-return]
 
 

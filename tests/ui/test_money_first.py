@@ -166,7 +166,7 @@ async def test_cancel_after_billing_started_asks_and_pause_stops_the_bill(sim: S
 async def test_budget_pause_says_when_it_resets_and_raise_budget_opens_it(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
-    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "budget": {"usd_per_day": 0.02}})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
     note = await until(lambda: next((n for n in app.sent if n.title == "gpu paused: over budget"), None),
                        what="the budget notification")

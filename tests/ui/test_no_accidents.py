@@ -12,6 +12,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QMessageBox, QWidget
 
+from app.services.api.changes import BudgetChange, RentedChange
 from app.simulator import SimulatedHF
 from app.ui import dialogs
 from tests.ui.conftest import until
@@ -149,7 +150,7 @@ async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app
 
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
-    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02,
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "budget": {"usd_per_day": 0.02},
                                     "scale_to_zero_min": 600})
     await until(lambda: any(n.title == "gpu paused: over budget" for n in app.notifier.attention),
                 timeout=30, what="the budget warning")
@@ -157,7 +158,7 @@ async def test_a_budget_warning_clears_with_its_cause(sim: SimulatedHF, make_app
     assert "⚠ gpu paused: over budget" in open_menu(app)
     assert app.tray.state == "attention"
 
-    await app.facade.rented_set("gpu", {"budget.usd_per_day": 50.0})  # as `pairwise rented set` would
+    await app.facade.rented_set("gpu", RentedChange(budget=BudgetChange(usd_per_day=50.0)))  # as `rented set` sends it
     open_menu(app)
     find_action(app.tray.menu, "Resume").trigger()
     await until(lambda: (app.facade.rented_row("gpu") or {}).get("billing"), timeout=30, what="billing again")

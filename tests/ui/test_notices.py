@@ -47,7 +47,7 @@ def macos(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 async def rent_over_budget(app: Any, sim: SimulatedHF) -> None:
     await hf_facade(app).login(sim.demo_token)
-    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "budget": {"usd_per_day": 0.02}})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
     await until(lambda: any(n.title == "gpu paused: over budget" for n in app.sent), what="the budget notice")
 

@@ -127,7 +127,7 @@ async def test_real_budget_pause(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
     # $0.50/h: the cap is under three billed minutes (0.2 s each), reached while it starts or soon after.
-    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "usd_per_day": 0.02})
+    await app.facade.rented_create({"name": "gpu", "model": REPO, **T4, "budget": {"usd_per_day": 0.02}})
     await until(lambda: sim_state(sim, "gpu") == "paused", what="the budget pause")
     await until(lambda: "gpu paused: over budget" in app.sent.titles(), what="the budget notice")
     note = next(n for n in app.sent if "over budget" in n.title)

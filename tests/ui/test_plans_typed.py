@@ -32,7 +32,7 @@ def keys_of(row: Mapping[str, object], typed: type) -> None:
 async def test_an_endpoints_plan_and_a_windows_plan_are_their_types(sim: SimulatedHF, make_app: Any) -> None:
     app = await make_app()
     await hf_facade(app).login(sim.demo_token)
-    params: dict[str, Any] = {"name": "gpu", "model": REPO, **T4, "usd_per_day": 5, "same_as": ["smol"]}
+    params: dict[str, Any] = {"name": "gpu", "model": REPO, **T4, "budget": {"usd_per_day": 5}, "same_as": ["smol"]}
     assert app.node.rented is not None
     endpoints, windows = app.node.rented.providers.get(ENDPOINT_OPS), app.node.rented.providers.get(WINDOW_OPS)
     assert endpoints is not None and windows is not None
@@ -50,7 +50,7 @@ async def test_an_endpoints_plan_and_a_windows_plan_are_their_types(sim: Simulat
     [raw_flavor] = [f for f in await windows.flavors() if f["name"] == flavors[0]["name"]]
     keys_of(raw_flavor, WindowFlavor)
 
-    window = {"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h", "usd_per_day": 5}
+    window = {"name": "batch", "model": REPO, "gpu": "l4x1", "window": "1h", "budget": {"usd_per_day": 5}}
     keys_of(await windows.plan(window), WindowPlan)
     planned = await app.facade.window_plan(window)
     keys_of(planned, WindowPlan)

@@ -1,5 +1,6 @@
 """The one way a change's body becomes its model: a pydantic model per change (the run-time settings,
-a key to make, a batch to run), the same for the control routes, the CLI (which sends the model's JSON) and the tray
+a key to make, a batch to run, a rented node's settings: ``RentedChange``, which lives with the rented
+nodes in rented/change.py since their manager and a provider's create take it too), the same for the control routes, the CLI (which sends the model's JSON) and the tray
 (which builds the model), so each setting has one spelling. A body the model refuses is a
 ``ConfigError`` (400) naming the field, never a half-applied change."""
 
@@ -8,15 +9,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from app.services.errors import ConfigError
+from app.services.rented.change import (
+    OFF,
+    BudgetChange,
+    Given,
+    LifecycleChange,
+    RentedChange,
+    RequestersChange,
+    RoutingChange,
+    TimeoutsChange,
+    parse_given,
+)
+
+__all__ = ["OFF", "BatchOrder", "BudgetChange", "Change", "LifecycleChange", "NewKey", "RentedChange",
+           "RequestersChange", "RoutingChange", "SettingsChange", "TimeoutsChange", "parse_given", "parsed"]
 
 
-class Change(BaseModel):
+class Change(Given):
     """A change as a caller sends it: unknown fields are refused by name (a misspelt cap is no cap)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class SettingsChange(Change):
@@ -51,9 +64,4 @@ M = TypeVar("M", bound=Change)
 
 
 def parsed(model: type[M], data: Mapping[str, object], *, error: type[ConfigError] = ConfigError) -> M:
-    try:
-        return model.model_validate(dict(data))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or model.__name__
-        raise error(f"{where}: {first['msg']}") from None
+    return parse_given(model, data, what=model.__name__, error=error)

@@ -23,6 +23,7 @@ from app.services.translate.shapes import canonical_model
 
 if TYPE_CHECKING:
     from app.services.node import Node
+    from app.services.rented.change import RentedChange
     from app.services.rented.manager import RentedManager
     from app.services.rented.spend import SpendRepair
 
@@ -162,8 +163,9 @@ class RentedApi:
             raise ConfigError("apply needs {\"declarations\": [ {...}, ... ]}")
         return self._rows(await self._manager().apply(items, token))
 
-    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedActionRow:
-        return self._row(await self._manager().set(name, changes, token))
+    async def set(self, name: str, change: RentedChange, token: str | None = None) -> RentedActionRow:
+        """A change spelt as the declaration nests it (``RentedChange``): applied whole or refused whole."""
+        return self._row(await self._manager().set(name, change, token))
 
     async def detach(self, name: str, *, force: bool = False) -> Detached:
         """Detach (forget) a rented node; refused while its endpoint bills and cannot be paused, unless ``force``."""

@@ -6,7 +6,9 @@ A token only ever travels inward (CLI -> node over loopback) and is never echoed
     POST   /rented                  attach: a declaration's fields plus optional "token"
     POST   /rented/apply            {"declarations": [...], "token"?: str}
     GET    /rented/{name}           one row
-    PATCH  /rented/{name}           {"changes": {...}, "token"?: str}
+    PATCH  /rented/{name}           {"changes": RentedChange, "token"?: str}: spelt as the declaration nests
+                                    it ({"budget": {"usd_per_day": 5}}; "off" removes a cap), refused whole
+                                    naming the first field that is wrong
     DELETE /rented/{name}           detach; {"yes": true} detaches even if a billing endpoint cannot be paused
     POST   /rented/{name}/probe     re-probe now (models, credential, public flag)
     POST   /rented/{name}/{action}  pause | resume | stop | delete, as its provider offers them (the row's
@@ -30,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+from app.services.api.changes import RentedChange, parse_given
 from app.services.api.cluster import ClusterApi
 from app.services.api.rented import RentedApi
 from app.services.errors import ConfigError
@@ -77,10 +80,8 @@ def rented_routes(rented: RentedApi) -> list[Route]:
     async def change(request: web.Request) -> web.Response:
         data = await json_body(request)
         token = _token(data)
-        changes = data.get("changes") or {}
-        if not isinstance(changes, dict):
-            raise ConfigError("changes must be an object")
-        return web.json_response(await rented.set(request.match_info["name"], changes, token))
+        change = parse_given(RentedChange, data.get("changes") or {}, what="changes")
+        return web.json_response(await rented.set(request.match_info["name"], change, token))
 
     async def detach(request: web.Request) -> web.Response:
         force = (await json_body(request)).get("yes") is True

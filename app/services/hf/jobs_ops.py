@@ -2,7 +2,7 @@
 
 `HfJobs` adds to the RentedManager what needs the Jobs API:
 
-- ``await plan(params)``: what ``create`` would do: the engine's image serving the model on one
+- ``await plan(params)`` (a ``WindowOrder``'s JSON, orders.py): what ``create`` would do: the engine's image serving the model on one
   token-protected port, the window as HF's ``timeoutSeconds``, and the cost of the whole window
   (GPU per minute + the port's $0.01/h) against the day and month caps. A window the caps cannot
   pay for is refused, naming how long they can pay for.
@@ -40,6 +40,7 @@ from app.services.hf.jobs_models import (
     window_cost,
 )
 from app.services.hf.jobs_records import JobRecord
+from app.services.hf.orders import WindowOrder, window_order
 from app.services.rented.upstream import RentedUpstream
 
 if TYPE_CHECKING:
@@ -114,46 +115,49 @@ class HfJobs:
         }
 
     async def _draft(self, params: dict[str, Any]) -> dict[str, Any]:
-        name = str(params.get("name") or "")
+        order = window_order(params)
+        name = order.name
         if not LABEL_VALUE.match(name):
             raise ConfigError(f"{name!r} cannot name a batch window: it goes into the job's labels, which allow "
                               "1-100 letters, digits, '.', '_' or '-'")
-        model = params.get("model")
+        model = order.model
         if not isinstance(model, str) or "/" not in model:
             raise ConfigError("--model needs a Hugging Face repository id (OWNER/NAME)")
-        if params.get("window") in (None, ""):
+        if order.window in (None, ""):
             raise ConfigError("--window is required for a batch window (like 30m, 2h or 1d): it is the hard stop "
                               "Hugging Face enforces")
-        window_s = parse_window(str(params["window"]))
-        engine = str(params.get("engine") or DEFAULT_ENGINE)
+        window_s = parse_window(str(order.window))
+        engine = order.engine or DEFAULT_ENGINE
         if engine not in JOB_ENGINES:
             raise ConfigError(f"engine {engine!r} cannot serve a batch window; use one of {', '.join(JOB_ENGINES)}")
         existing = self.manager.nodes.get(name)
         if existing is not None:
             self._check_reusable(existing)
-        gpu = params.get("gpu")
+        gpu = order.gpu
         flavors = await self.gpu_flavors()
         flavor = next((f for f in flavors if f.name == gpu), None)
         if flavor is None:
             gpus = ", ".join(f.name for f in flavors if f.gpu) or "none"
             raise ConfigError(f"--gpu {gpu!r} is not a Hugging Face Jobs flavor; GPU flavors: {gpus}"
                               if gpu else f"--gpu is required for a batch window; GPU flavors: {gpus}")
-        namespace = await self.hf.namespace(params.get("namespace"))
+        namespace = await self.hf.namespace(order.namespace)
         if existing is None:  # what this node has spent before (a detached node, another home) counts too
             self.manager.meter.bind(name, self.lifecycle.account_of(namespace, name))
         price = flavor.window_price_per_hour
         cost = window_cost(price, window_s)
-        budget = self._budget(params, existing)
+        budget = self._budget(order, existing)
         self._check_caps(name, price, window_s, cost, budget)
-        idle = params.get("idle_pause_min")
+        idle = order.lifecycle_value("idle_pause_min")
+        pause_on_exit = order.lifecycle_value("pause_on_sponsor_exit")
         return {
             "name": name, "provider": "huggingface-job", "namespace": namespace, "model": model, "engine": engine,
             "image": JOB_ENGINES[engine][0], "gpu": flavor.name, "gpu_description": flavor.gpu or flavor.pretty,
             "hardware_per_hour": flavor.price_per_hour, "port_fee_per_hour": PORT_FEE_PER_HOUR,
             "price_per_hour": price, "window_s": window_s, "window": describe_duration(window_s),
             "window_minutes": math.ceil(window_s / 60), "window_cost_usd": round(cost, 6),
-            "budget": budget, "idle_stop_min": idle, "use": params.get("use") or DEFAULT_POLICY,
-            "pause_on_exit": params.get("pause_on_sponsor_exit", True), "access": "token-protected port (never public)",
+            "budget": budget, "idle_stop_min": idle,
+            "use": (order.routing.use if order.routing else None) or DEFAULT_POLICY,
+            "pause_on_exit": True if pause_on_exit is None else pause_on_exit, "access": "token-protected port (never public)",
             "notes": [STOP_NOTE, "the window cannot be extended: HF has no such call; start a new window instead"],
             "new_window_on_existing_node": existing is not None,
         }
@@ -166,11 +170,15 @@ class HfJobs:
             raise ConfigError(f"rented node {node.name} has a batch window still {record.stage}; "
                               f"stop it first with 'pairwise rented stop {node.name}'")
 
-    def _budget(self, params: dict[str, Any], existing: RentedUpstream | None) -> dict[str, Any]:
+    def _budget(self, order: WindowOrder, existing: RentedUpstream | None) -> dict[str, Any]:
+        """The caps of the new window: those given (``"off"``: none), else the node's own (a new window
+        on an existing node keeps its caps)."""
         had = existing.decl.budget if existing is not None else None
-        day = params.get("usd_per_day", had.usd_per_day if had else None)
-        month = params.get("usd_per_month", had.usd_per_month if had else None)
-        name = str(params.get("name"))
+        given, caps = order.budget, order.caps()
+        day = caps["usd_per_day"] if given and given.usd_per_day is not None else (had.usd_per_day if had else None)
+        month = (caps["usd_per_month"] if given and given.usd_per_month is not None
+                 else (had.usd_per_month if had else None))
+        name = order.name
         return {"usd_per_day": day, "usd_per_month": month,
                 "spent_day_usd": round(self.manager.meter.spent(name, "day"), 6),
                 "spent_month_usd": round(self.manager.meter.spent(name, "month"), 6)}
@@ -216,9 +224,9 @@ class HfJobs:
                 raise RefusedError(f"job {info.id} came back with a public port; canceled")
             if not info.expose_url:
                 raise HfError(f"job {info.id} has no exposed URL; canceled")
-            decl = self._declaration(plan, params, info.expose_url)
+            decl = self._declaration(plan, window_order(params), info.expose_url)
             if plan["new_window_on_existing_node"]:
-                await self.manager.set(name, decl)
+                await self.manager.merge(name, decl)
             else:
                 await self.manager.attach(decl, token)
         except BaseException:
@@ -241,7 +249,7 @@ class HfJobs:
         return self.manager.show(name)
 
     @staticmethod
-    def _declaration(plan: dict[str, Any], params: dict[str, Any], url: str) -> dict[str, Any]:
+    def _declaration(plan: dict[str, Any], order: WindowOrder, url: str) -> dict[str, Any]:
         lifecycle: dict[str, Any] = {"managed": True, "wake_on_request": False,
                                      "pause_on_sponsor_exit": bool(plan["pause_on_exit"])}
         if plan["idle_stop_min"] is not None:
@@ -249,12 +257,12 @@ class HfJobs:
         decl: dict[str, Any] = {
             "name": plan["name"], "provider": "huggingface-job", "url": url, "models": [plan["model"]],
             "gpu": f"{plan['gpu']} ({plan['gpu_description']})", "price_per_hour": plan["price_per_hour"],
-            "share_with_cluster": bool(params.get("share_with_cluster", False)), "routing": {"use": plan["use"]},
+            "share_with_cluster": bool(order.share_with_cluster), "routing": {"use": plan["use"]},
             "lifecycle": lifecycle,
             "budget": {k: plan["budget"][k] for k in ("usd_per_day", "usd_per_month")},
         }
-        if params.get("cold_start_s") is not None:
-            decl["timeouts"] = {"cold_start_s": params["cold_start_s"]}
+        if order.timeouts is not None and order.timeouts.cold_start_s is not None:
+            decl["timeouts"] = {"cold_start_s": order.timeouts.cold_start_s}
         return decl
 
     # -- actions -----------------------------------------------------------------------------------------------

@@ -319,7 +319,7 @@ class HfLifecycle(BaseController):
             self.manager.changed(f"rented node {watch.name} is {info.state} on Hugging Face")
         if info.url and (first_url or node.decl.url != info.url):
             try:  # the manager keeps it (and probes a changed URL on a new node before it serves)
-                await self.manager.set(watch.name, {"url": info.url})
+                await self.manager.merge(watch.name, {"url": info.url})
             except PairwiseError as exc:
                 self._url_refused(watch, exc)
 

@@ -3,7 +3,8 @@
 `HfRented` stands on the RentedManager (issue 5) for everything a rented node is once it exists; it
 adds what needs Hugging Face's management API:
 
-- ``await plan(params)``: what ``create`` would do, with the price and what the budget allows (the
+- ``await plan(params)`` (an ``EndpointOrder``'s JSON, orders.py: the new node's settings nested as
+  in its declaration): what ``create`` would do, with the price and what the budget allows (the
   CLI shows it before asking; the wizard too); with ``create``, the ``EndpointOperations`` of
   rented/operations.py, under which the service API finds them;
 - ``await create(params)``: create an endpoint that is never public (type ``authenticated``), with
@@ -27,6 +28,7 @@ from app.services.hf.jobs_lifecycle import is_hf_job
 from app.services.hf.jobs_ops import window_refusal
 from app.services.hf.lifecycle import HfLifecycle
 from app.services.hf.models import ENGINES, EndpointInfo, HardwareRow, create_body, pick_hardware
+from app.services.hf.orders import EndpointOrder, endpoint_order
 from app.services.hf.records import EndpointRecord, EndpointRecords
 from app.services.hf.service import HfService
 from app.services.hf.tokens import CALL, MANAGE
@@ -47,9 +49,6 @@ HF_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$")
 DEFAULT_SCALE_TO_ZERO_MIN = 15.0
 PUBLIC_REFUSAL = ("its type is public, so anyone with its URL could use it; Pairwise attaches only "
                   "authenticated endpoints (change its type on Hugging Face first)")
-# Settings a `rented create` may carry into the rented node's declaration.
-NODE_SETTINGS = ("share_with_cluster", "use", "cold_start_s", "wake_on_request", "idle_pause_min",
-                 "pause_on_sponsor_exit", "usd_per_day", "usd_per_month")
 
 
 def _hours(cap: float | None, price: float | None) -> float | None:
@@ -81,20 +80,21 @@ class HfRented:
         }
 
     async def _draft(self, params: dict[str, Any]) -> dict[str, Any]:
-        name = str(params.get("name") or "")
-        model = params.get("model")
+        order = endpoint_order(params)
+        name = order.name
+        model = order.model
         if not isinstance(model, str) or "/" not in model:
             raise ConfigError("--model needs a Hugging Face repository id (OWNER/NAME)")
         if name in self.manager.nodes:
             raise ConfigError(f"a rented node named {name!r} already exists")
-        endpoint = str(params.get("endpoint_name") or name)
+        endpoint = order.endpoint_name or name
         if not HF_NAME.match(endpoint):
             raise ConfigError(f"{endpoint!r} cannot be a Hugging Face endpoint name (1-32 lowercase letters, digits "
                               "or dashes, starting and ending with a letter or digit); give --endpoint-name")
-        engine = params.get("engine")
+        engine = order.engine
         if engine is not None and engine not in ENGINES:
             raise ConfigError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
-        namespace = await self.hf.namespace(params.get("namespace"))
+        namespace = await self.hf.namespace(order.namespace)
         await self.hf.require(namespace, MANAGE)
         await self.hf.require(namespace, CALL)
         # Checked before anything bills, so the user can rename instead of meeting a 409 after "Create".
@@ -106,21 +106,22 @@ class HfRented:
         if endpoint in taken:
             raise ConfigError(f"an endpoint named {endpoint!r} already exists in {namespace} on Hugging Face; "
                               "pick another name")
-        row = pick_hardware(await self.hf.hardware(namespace), instance=params.get("gpu"),
-                            region=params.get("region"), vendor=params.get("vendor"))
-        timeout = params.get("scale_to_zero_min")
+        row = pick_hardware(await self.hf.hardware(namespace), instance=order.gpu,
+                            region=order.region, vendor=order.vendor)
+        timeout = order.scale_to_zero_min
         if timeout is None:
             timeout = DEFAULT_SCALE_TO_ZERO_MIN
-        elif not isinstance(timeout, int | float) or timeout <= 0:
+        elif timeout <= 0:
             raise ConfigError("the scale-to-zero time must be a positive number of minutes")
         body = create_body(name=endpoint, repository=model, hardware=row, engine=engine,
-                           task=str(params.get("task") or "text-generation"), revision=params.get("revision"),
+                           task=order.task or "text-generation", revision=order.revision,
                            scale_to_zero_timeout_min=timeout)
-        window = window_param(params.get("context_window"))
+        window = window_param(order.context_window)
         body["model"]["image"] = sized_image(body["model"]["image"], window)
         price = row.pricePerHour
-        day, month = params.get("usd_per_day"), params.get("usd_per_month")
-        refusal = minute_refusal(name, {"usd_per_day": day, "usd_per_month": month}, price, creating=True)
+        caps = order.caps()
+        day, month = caps["usd_per_day"], caps["usd_per_month"]
+        refusal = minute_refusal(name, caps, price, creating=True)
         if refusal:
             raise RefusedError(f"refused to create {name}: {refusal}", title="Cap below one billed minute")
         return {
@@ -143,7 +144,7 @@ class HfRented:
         try:
             # No token of its own: the node reads the signed-in account's token when it sends, so a
             # later login or logout reaches it.
-            await self.manager.attach(self._declaration(plan, params), None)
+            await self.manager.attach(self._declaration(plan, endpoint_order(params)), None)
         except BaseException:
             # Never leave a GPU we just rented behind an error: delete what nobody will manage.
             self.records.forget(plan["name"])
@@ -162,24 +163,18 @@ class HfRented:
         self.lifecycle.kick()
         return self.manager.show(plan["name"])
 
-    def _declaration(self, plan: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        given = {k: params[k] for k in NODE_SETTINGS if params.get(k) is not None}
+    @staticmethod
+    def _declaration(plan: dict[str, Any], order: EndpointOrder) -> dict[str, Any]:
+        """The new node's declaration: the order's settings as given (nested as there), managed."""
+        settings = order.declared()
         decl: dict[str, Any] = {
-            "name": plan["name"], "provider": "huggingface-endpoint",
+            **settings, "name": plan["name"], "provider": "huggingface-endpoint",
             "endpoint": f"{plan['namespace']}/{plan['endpoint']}", "models": [plan["model"]], "gpu": plan["gpu"],
-            "price_per_hour": plan["price_per_hour"],
-            "share_with_cluster": bool(given.get("share_with_cluster", False)),
-            "lifecycle": {"managed": True,
-                          **{k: given[k] for k in ("wake_on_request", "idle_pause_min", "pause_on_sponsor_exit")
-                             if k in given}},
-            "budget": {k: given[k] for k in ("usd_per_day", "usd_per_month") if k in given},
+            "price_per_hour": plan["price_per_hour"], "budget": order.caps(),
+            "lifecycle": {**settings.get("lifecycle", {}), "managed": True},
         }
         if plan.get("context_window"):
             decl["context_window"] = plan["context_window"]
-        if "use" in given:
-            decl["routing"] = {"use": given["use"]}
-        if "cold_start_s" in given:
-            decl["timeouts"] = {"cold_start_s": given["cold_start_s"]}
         return decl
 
     # -- actions -----------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ over ``HfApi`` and the rented-node API, registered as Hugging Face's part of the
 
     POST   /hf/login {"token"}, POST /hf/logout {"yes"?: true}, GET /hf/status
     GET    /hf/catalog?search=, /hf/hardware?namespace=, /hf/endpoints?namespace=
-    POST   /hf/rented/plan, POST /hf/rented (create)
+    POST   /hf/rented/plan, POST /hf/rented (create): an ``EndpointOrder`` (orders.py), the new node's
+           settings nested as its declaration: {"budget": {"usd_per_day": 5}, "lifecycle": {...}}
     POST   /hf/rented/{name}/pause | resume, DELETE /hf/rented/{name}: older spellings of
            /rented/{name}/{action}, kept answering for scripts written against them
     batch windows (/hf/jobs):   see routes_jobs.py

@@ -1,7 +1,8 @@
 """Control routes for batch windows (HTTP adapters over ``RentedApi``), under /_pairwise/v1/hf/jobs:
 
 POST /hf/jobs/plan            the window's plan and cost against the caps (refused if they cannot pay)
-POST /hf/jobs                 run the job and attach it (201)
+POST /hf/jobs                 run the job and attach it (201); both take a ``WindowOrder`` (orders.py):
+                              {"name", "model", "gpu", "window", "budget": {"usd_per_day"}, "lifecycle": ...}
 POST /hf/jobs/{name}/stop     cancel the window now (an older spelling of POST /rented/{name}/stop)
 POST /hf/jobs/{name}/extend   always refused, with the reason (HF cannot lengthen a job)
 GET  /hf/jobs/{name}/logs     the job's log lines as NDJSON {"timestamp","line"}; ?follow=1 streams until

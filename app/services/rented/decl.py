@@ -20,7 +20,9 @@
 
 Every number accepts fractions. Public API:
 
-- ``RentedDecl`` (pydantic; unknown keys ignored) and its parts ``Routing``, ``Timeouts``,
+- ``RentedDecl`` (pydantic; unknown keys ignored, but an older spelling of a setting (``use``,
+  ``usd_per_day`` at the top, a dotted key) is refused naming the nested one, and so is an unknown key
+  in ``budget``) and its parts ``Routing``, ``Timeouts``,
   ``Lifecycle``, ``Budget``.
 - ``validate_decl(data, book=None) -> RentedDecl``: pydantic validation plus the URL rules, raising
   ``ConfigError`` (a field is wrong) or ``RefusedError`` (a URL rule; the message names the rule). What
@@ -30,8 +32,9 @@ Every number accepts fractions. Public API:
   ``/`` or ``/v1``: request paths such as ``/v1/chat/completions`` are appended to it).
 - ``declarations_from(obj) -> list[dict]``: the declarations in a parsed YAML/JSON document
   (``rented_node: {...}``, ``rented_nodes: [...]``, a list, or one bare declaration).
-- ``apply_changes(decl, changes, book=None) -> RentedDecl``: a validated copy with dotted or nested changes
-  (``{"routing.use": "prefer"}`` or ``{"routing": {"use": "prefer"}}``).
+- ``apply_changes(decl, changes, book=None) -> RentedDecl``: a validated copy with nested changes
+  (``{"routing": {"use": "prefer"}}``), for what a provider's controller learns (its URL, its GPU); a
+  person's change is a ``change.RentedChange``, whose fields are checked first.
 """
 
 from __future__ import annotations
@@ -59,6 +62,22 @@ LABEL = "Rented · off-LAN"
 DEFAULT_COLD_START_S = 120.0
 # A reference to where the credential lives is fine in a declaration; a credential is not.
 CREDENTIAL_REFERENCE_PREFIXES = ("os-credential-store:", "keyring:")
+
+
+# Where each older spelling of a setting went: a body or declaration still using one is told the new one.
+OLDER_SPELLINGS = {
+    "usd_per_day": "budget.usd_per_day", "usd_per_month": "budget.usd_per_month",
+    "budget_usd_per_day": "budget.usd_per_day", "budget_usd_per_month": "budget.usd_per_month",
+    "idle_pause_min": "lifecycle.idle_pause_min", "wake_on_request": "lifecycle.wake_on_request",
+    "pause_on_sponsor_exit": "lifecycle.pause_on_sponsor_exit", "managed": "lifecycle.managed",
+    "use": "routing.use", "cold_start_s": "timeouts.cold_start_s",
+}
+
+
+def nested_spelling(dotted: str) -> str:
+    """``budget.usd_per_day`` as a body spells it: ``{"budget": {"usd_per_day": ...}}``."""
+    head, _, rest = dotted.partition(".")
+    return f'{{"{head}": {{"{rest}": ...}}}}' if rest else f'"{head}"'
 
 
 @dataclass(frozen=True)
@@ -97,6 +116,8 @@ class Lifecycle(_Part):
 
 
 class Budget(_Part):
+    model_config = ConfigDict(extra="forbid")  # a misspelt cap is refused, never read as no cap
+
     usd_per_day: float | None = Field(default=None, ge=0)
     usd_per_month: float | None = Field(default=None, ge=0)
 
@@ -160,17 +181,16 @@ class RentedDecl(_Part):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        for key in data:
+            if key in OLDER_SPELLINGS or "." in str(key):  # a cap spelt so would be silently no cap
+                raise ValueError(f"{key}: spelt {nested_spelling(OLDER_SPELLINGS.get(key, key))} now")
         timeouts = dict(data.get("timeouts") or {})
-        if "cold_start_s" in data:  # flat spelling, as the CLI sends it
-            timeouts["cold_start_s"] = data.pop("cold_start_s")
         if timeouts.get("cold_start_s") is None:
             book = (info.context or {}).get("book")
             provider = str(data.get("provider") or "openai-compatible")
             rules = book.decl_rules(provider) if book is not None else None
             timeouts["cold_start_s"] = (rules or DeclRules()).cold_start_s
         data["timeouts"] = timeouts
-        if "use" in data:
-            data["routing"] = {**dict(data.get("routing") or {}), "use": data.pop("use")}
         return data
 
     @field_validator("provider")
@@ -290,12 +310,5 @@ def declarations_from(obj: Any) -> list[dict[str, Any]]:
 def apply_changes(decl: RentedDecl, changes: dict[str, Any], book: RuleBook | None = None) -> RentedDecl:
     data = decl.model_dump(mode="json")
     for key, value in changes.items():
-        target = data
-        *path, last = key.split(".")
-        for part in path:
-            target = target.setdefault(part, {})
-        if isinstance(value, dict) and isinstance(target.get(last), dict):
-            target[last] = {**target[last], **value}
-        else:
-            target[last] = value
+        data[key] = {**data[key], **value} if isinstance(value, dict) and isinstance(data.get(key), dict) else value
     return validate_decl(data, book)

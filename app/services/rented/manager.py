@@ -7,8 +7,10 @@ Public API (all names by rented-node name):
   credential, then store the token in the keyring (``rented:<name>`` under the sponsor's
   namespace) and the declaration in ``rented.json``. Returns ``show(name)``.
 - ``await apply(items, token) -> list[dict]``: attach new declarations, replace existing ones.
-- ``await set(name, changes, token=None) -> dict``: change fields (dotted or nested keys, see
-  ``decl.apply_changes``); a new token replaces the stored one.
+- ``await set(name, change, token=None) -> dict``: a ``change.RentedChange`` (spelt as the declaration
+  nests it), applied whole or refused whole; a new token replaces the stored one.
+- ``await merge(name, data, token=None) -> dict``: a provider's own update of its node (a new batch
+  window's URL and price), nested declaration keys merged in.
 - ``await detach(name, force=False)``: forget the node and delete its token from the keyring (the
   ``before_detach`` hooks first: a provider may pause a billing endpoint, or refuse without ``force``).
 - ``list() -> list[dict]``, ``show(name) -> dict``: local rows (URL included; never the token).
@@ -67,6 +69,7 @@ from app.services.secrets import SecretStore
 
 if TYPE_CHECKING:
     from app.services.api.rows import RentedFact, RentedRow
+    from app.services.rented.change import RentedChange
 
 log = logging.getLogger(__name__)
 def refresh_every_s() -> float:
@@ -269,11 +272,17 @@ class RentedManager:
         decl = validate_decl({**data, "has_credential": bool(token) or old.decl.has_credential}, self.providers)
         return await self._update(old, decl, token)
 
-    async def set(self, name: str, changes: dict[str, Any], token: str | None = None) -> RentedRow:
+    async def set(self, name: str, change: RentedChange, token: str | None = None) -> RentedRow:
         old = self.get(name)
-        if "name" in changes and changes["name"] != name:
+        data = change.merged(old.decl.model_dump(mode="json"))
+        decl = validate_decl({**data, "has_credential": bool(token) or old.decl.has_credential}, self.providers)
+        return await self._update(old, decl, token)
+
+    async def merge(self, name: str, data: dict[str, Any], token: str | None = None) -> RentedRow:
+        old = self.get(name)
+        if data.get("name", name) != name:
             raise ConfigError("a rented node cannot be renamed; detach it and attach it again")
-        decl = apply_changes(old.decl, {**changes, "has_credential": bool(token) or old.decl.has_credential},
+        decl = apply_changes(old.decl, {**data, "has_credential": bool(token) or old.decl.has_credential},
                              self.providers)
         return await self._update(old, decl, token)
 

@@ -488,7 +488,7 @@ class NodeDetail(QWidget):
                 self, "Remove the cap?", question, action="Remove the cap", cancel="Keep the cap", destructive=True):
             self.message.setText(f"{name}: nothing saved; the cap stays.")
             return
-        await self.facade.rented_set(name, {c.key: c.value for c in found})
+        await self.facade.rented_set(name, budget_edit.rented_change(found))
         self._loaded = None  # what was saved is what the row now says: load it
         self.refresh()
         text = budget_edit.saved(name, found)

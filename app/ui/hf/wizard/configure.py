@@ -154,23 +154,24 @@ class SettingsPage(AsyncPage):
     def params(self) -> dict[str, Any]:
         wizard = state_of(self)
         hardware = wizard.choice.hardware
+        # The new node's settings, nested as its declaration nests them (and as `rented set` changes them).
+        settings: dict[str, Any] = {
+            "share_with_cluster": self.share.isChecked(), "routing": {"use": self.policy.currentData()},
+            "budget": {"usd_per_day": self.day.value() or None, "usd_per_month": self.month.value() or None},
+            "lifecycle": {"idle_pause_min": self.idle.value() or None,
+                          "pause_on_sponsor_exit": self.pause_on_exit.isChecked()},
+        }
         if wizard.choice.window:
             return {
                 "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
-                "gpu": hardware["id"] if hardware else None, "window": wizard.choice.window, "share_with_cluster": self.share.isChecked(),
-                "use": self.policy.currentData(), "idle_pause_min": self.idle.value() or None,
-                "usd_per_day": self.day.value() or None, "usd_per_month": self.month.value() or None,
-                "pause_on_sponsor_exit": self.pause_on_exit.isChecked(),
+                "gpu": hardware["id"] if hardware else None, "window": wizard.choice.window, **settings,
             }
+        settings["lifecycle"]["wake_on_request"] = self.wake.isChecked()
         return {
             "name": self.name.text().strip(), "model": wizard.choice.model, "namespace": wizard.choice.namespace,
             "gpu": (hardware["id"] or f"{hardware['instanceType']}:{hardware['instanceSize']}") if hardware else None,
             "vendor": hardware["vendor"] if hardware else None, "region": hardware["region"] if hardware else None,
-            "share_with_cluster": self.share.isChecked(), "use": self.policy.currentData(),
-            "idle_pause_min": self.idle.value() or None, "usd_per_day": self.day.value() or None,
-            "usd_per_month": self.month.value() or None, "wake_on_request": self.wake.isChecked(),
-            "pause_on_sponsor_exit": self.pause_on_exit.isChecked(),
-            "context_window": wizard.choice.context_window, "same_as": list(wizard.choice.same_as),
+            **settings, "context_window": wizard.choice.context_window, "same_as": list(wizard.choice.same_as),
         }
 
     def busy_text(self) -> str:
@@ -236,7 +237,7 @@ class ConfirmPage(QWizardPage):
         if budget.get("usd_per_month") is not None:
             caps.append(f"{glossary.cap(budget['usd_per_month'], 'month')} "
                         f"(about {fmt.hours(budget.get('hours_per_month') or 0)} a month)")
-        idle = params.get("idle_pause_min")
+        idle = (params.get("lifecycle") or {}).get("idle_pause_min")
         lines = [
             f"<b>{plan.get('name')}</b>: {plan.get('model')} on {plan.get('gpu')} "
             f"({plan.get('vendor')} {plan.get('region')}) in {plan.get('namespace')}.",
