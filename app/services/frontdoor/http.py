@@ -78,13 +78,17 @@ class _HeadWithFirstChunk(web.StreamResponse):
 
 def _take_head(writer: AbstractStreamWriter | None) -> bytes:
     """The head aiohttp's writer holds for the first chunk, taken from it (it then counts as sent,
-    as its own ``send_headers`` leaves it); empty when it holds none."""
+    as its own ``send_headers`` leaves it); empty when it holds none. A writer that keeps it some
+    other way (another aiohttp) is told to send it now, on its own, so it still goes first."""
     held = getattr(writer, "_headers_buf", None)
-    if not isinstance(held, bytes) or getattr(writer, "_headers_written", True):
-        return b""
-    writer._headers_buf = None  # type: ignore[union-attr]
-    writer._headers_written = True  # type: ignore[union-attr]
-    return held
+    if isinstance(held, bytes) and held and getattr(writer, "_headers_written", None) is False:
+        writer._headers_buf = None  # type: ignore[union-attr]
+        writer._headers_written = True  # type: ignore[union-attr]
+        return held
+    send_headers = getattr(writer, "send_headers", None)
+    if callable(send_headers):
+        send_headers()
+    return b""
 
 
 class _TransportOut:
