@@ -268,7 +268,10 @@ def measure(settings: WanSettings, work: Path) -> dict[str, Any]:
         short = WanServer(stack, link.exec_args(), link.far, work / "tls-short", "--model", SHORT_MODEL,
                           "--keepalive-s", str(SERVER_IDLE_S))
         raw["link"]["tcp_connect_ms"] = rtt_ms(server)
-        env = {} if settings.keepalive_s is None else {"PAIRWISE_RENTED_KEEPALIVE_S": str(settings.keepalive_s)}
+        # The run's own spend account: the bench's nodes never write the user's (shared by every home).
+        env = {"PAIRWISE_SPEND_DIR": str(work / "spend")}
+        if settings.keepalive_s is not None:
+            env["PAIRWISE_RENTED_KEEPALIVE_S"] = str(settings.keepalive_s)
         node = NodeProc(work / "node", "bench-wan", env=env)
         stack.callback(node.stop)
         node.start(wait_answer=True)

@@ -254,7 +254,7 @@ class InferenceService:
             return json_result(200, load_answer(operation, body, requested), headers)
         job = self.tracker.open(model=requested, api=api, requester=caller.requester,
                                 origin_node=caller.origin_node, origin_node_id=caller.origin_node_id,
-                                job_id=caller.job_id)
+                                job_id=caller.job_id, soon=True)  # told while the upstream is asked
         try:
             return await self._serve(api, operation, body, caller, requested, bodies, job, headers, plan)
         except Exception as exc:
@@ -306,7 +306,9 @@ class InferenceService:
                 job.route = plan.why(upstream, failures)
                 headers = {**headers, "X-Pairwise-Route": header_safe(job.route)}
                 if operation == "chat" and opened.status < 400:
-                    self.affinity.remember(plan.model, body.get("messages"), upstream.key)
+                    # Read at the conversation's next turn: remembered once the first chunk is written.
+                    asyncio.get_running_loop().call_soon(self.affinity.remember, plan.model, body.get("messages"),
+                                                         upstream.key)
                 elif operation == "complete" and opened.status < 400:
                     self.affinity.remember_prompt(plan.model, body, upstream.key)
                 return await self._respond(api, operation, body, requested, job, upstream, slot, opened,
@@ -384,7 +386,8 @@ class InferenceService:
         rented = opened.headers.get("x-pairwise-off-lan") or (upstream.display_name() if upstream.kind == "rented" else None)
         served_by = opened.serving_node or upstream.node_name
         self.tracker.running(job, serving_node=served_by, serving_node_id=opened.serving_node_id or upstream.node_id,
-                             engine=opened.engine, ttfb_ms=ttfb_ms, off_lan=off_lan, rented_node=rented)
+                             engine=opened.engine, ttfb_ms=ttfb_ms, off_lan=off_lan, rented_node=rented,
+                             soon=True)  # stored and told once the first chunk is on its way
         headers = {**headers, "X-Pairwise-Node": served_by, "X-Pairwise-Job": job.id}
         if rented:
             headers["X-Pairwise-Off-LAN"] = rented

@@ -99,3 +99,16 @@ def test_without_root_the_row_is_skipped_with_a_note(tmp_path: Path, monkeypatch
     raw = wan.measure(wan.SMOKE, tmp_path)
     assert raw == {"skipped": "not root: a network namespace needs root (run bench/run as root for the rented-link row)"}
     assert wan.table(raw).startswith("rented link at 40 ms RTT: skipped (not root")
+
+
+@needs_root
+def test_side_by_side_run_answers_through_each_checkout_and_removes_the_namespace() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "bench.wan_ab", str(REPO), str(REPO), "--turns", "2"], cwd=REPO,
+                            env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr[-3000:]
+    raw = json.loads(stdout.strip().splitlines()[-1])
+    assert raw["errors"] == {name: 0 for name in raw["ttfb_p50_ms"]}
+    assert len(raw["added_p50_ms"]) == 2 and all(isinstance(v, float) for v in raw["added_p50_ms"].values())
+    assert all(v > 0 for v in raw["cpu_ms_per_request"].values())  # each node did the work, on a CPU
+    assert f"{wan_net.PREFIX}{proc.pid}" not in namespaces()  # its own link, by its pid, is gone

@@ -1,11 +1,18 @@
 """Writing an InferenceResult to an aiohttp response, shared by the front door
-and the cluster relay."""
+and the cluster relay.
+
+A stream's head (status line and headers) leaves with its first chunk, in one write, on both paths
+(aiohttp's writer and the splice's): the caller's first read then holds its first bytes, where a
+head sent on its own at ``prepare`` cost the node a second send and the caller a second wake before
+its time to first byte (bench/README.md, "The rented link at 40 ms RTT").
+"""
 
 from __future__ import annotations
 
 import asyncio
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
 
 from app.services.frontdoor.body import BodyError, parse_json_object, read_body
 from app.services.inference import InferenceResult, StreamSession
@@ -36,16 +43,16 @@ async def write_result(request: web.Request, result: InferenceResult) -> web.Str
         return web.Response(status=result.status, body=result.body, content_type=result.content_type,
                             headers=result.headers)
     session = result.stream
-    response = web.StreamResponse(status=result.status, headers=result.headers)
+    response = _HeadWithFirstChunk(status=result.status, headers=result.headers)
     response.content_type = result.content_type
     if result.content_type == "text/event-stream":
         response.headers["Cache-Control"] = "no-cache"
     cancelled = True
     upstream = spliceable(session)
     try:
-        await response.prepare(request)
+        writer = await response.prepare(request)
         if upstream is not None and isinstance(session, StreamSession) and request.transport is not None:
-            cancelled = not await splice(session, upstream, _TransportOut(request.transport, response))
+            cancelled = not await splice(session, upstream, _TransportOut(request.transport, response, writer))
         else:
             async for chunk in session.chunks():
                 await response.write(chunk)
@@ -61,20 +68,47 @@ async def write_result(request: web.Request, result: InferenceResult) -> web.Str
     return response
 
 
-class _TransportOut:
-    """The splice's writes, straight onto the caller's transport after aiohttp wrote the head: framed
-    as the response's own writer would (chunked, unless the caller spoke HTTP/1.0); the last chunk
-    is still aiohttp's ``write_eof``, so its keep-alive bookkeeping stays its own."""
+class _HeadWithFirstChunk(web.StreamResponse):
+    """A stream response whose head aiohttp holds until the first chunk and sends with it (as it
+    does for a whole ``web.Response``); a stream that ends with nothing written sends it at
+    ``write_eof``."""
 
-    def __init__(self, transport: asyncio.BaseTransport, response: web.StreamResponse) -> None:
+    _send_headers_immediately = False
+
+
+def _take_head(writer: AbstractStreamWriter | None) -> bytes:
+    """The head aiohttp's writer holds for the first chunk, taken from it (it then counts as sent,
+    as its own ``send_headers`` leaves it); empty when it holds none. A writer that keeps it some
+    other way (another aiohttp) is told to send it now, on its own, so it still goes first."""
+    held = getattr(writer, "_headers_buf", None)
+    if isinstance(held, bytes) and held and getattr(writer, "_headers_written", None) is False:
+        writer._headers_buf = None  # type: ignore[union-attr]
+        writer._headers_written = True  # type: ignore[union-attr]
+        return held
+    send_headers = getattr(writer, "send_headers", None)
+    if callable(send_headers):
+        send_headers()
+    return b""
+
+
+class _TransportOut:
+    """The splice's writes, straight onto the caller's transport: framed as the response's own
+    writer would (chunked, unless the caller spoke HTTP/1.0), the first one with the head aiohttp
+    held back; the last chunk is still aiohttp's ``write_eof``, so its keep-alive bookkeeping stays
+    its own (and a splice that wrote nothing leaves the head to it)."""
+
+    def __init__(self, transport: asyncio.BaseTransport, response: web.StreamResponse,
+                 writer: AbstractStreamWriter | None) -> None:
         self._transport: asyncio.WriteTransport = transport  # type: ignore[assignment]
         self._chunked = response.headers.get("Transfer-Encoding", "").lower() == "chunked"
+        self._writer: AbstractStreamWriter | None = writer
 
     def write(self, data: bytes) -> None:
-        if self._chunked:
-            self._transport.write(b"%x\r\n%b\r\n" % (len(data), data))
-        else:
-            self._transport.write(data)
+        framed = b"%x\r\n%b\r\n" % (len(data), data) if self._chunked else data
+        if self._writer is not None:
+            head, self._writer = _take_head(self._writer), None
+            framed = head + framed
+        self._transport.write(framed)
 
     def closing(self) -> bool:
         return self._transport.is_closing()
