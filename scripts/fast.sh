@@ -11,5 +11,10 @@ export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 # Compiled test modules are kept between runs (a machine that sets PYTHONDONTWRITEBYTECODE would
 # rewrite and compile every test module on every run: a third of collecting).
 unset PYTHONDONTWRITEBYTECODE
-# One process: collecting costs as much as running here, and xdist would pay it once per worker.
-exec .venv/bin/pytest -q -p no:cacheprovider -p pytest_asyncio.plugin -p pytest_timeout -m "not slow" "$@"
+# The whole lane in two processes (a third of its time is tests waiting on real timers, which
+# overlap); a test or file named on the command line in one, where a second worker would only
+# collect again.
+workers=()
+[ $# -eq 0 ] && workers=(-n 2)
+exec .venv/bin/pytest -q -p no:cacheprovider -p pytest_asyncio.plugin -p pytest_timeout -p xdist.plugin \
+  ${workers[@]+"${workers[@]}"} -m "not slow" "$@"
