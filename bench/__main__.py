@@ -183,6 +183,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if "concurrency" in args.phases:
             log(f"concurrent streams {settings.levels}")
             raw["concurrency"] = phases.concurrency(paths, tiny, MODEL, settings)
+            if "litellm" in paths and settings.litellm_max_streams:
+                raw["notes"].append(f"LiteLLM's concurrency stops at {settings.litellm_max_streams} streams "
+                                    "in a short run (a full run takes it to every level)")
         raw["node"]["rss_after_load_mb"] = rss_mb(node_a.pid)
         raw["metrics_scrape"] = scrape_metrics(node_a)
         if lite is not None:
