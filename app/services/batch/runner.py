@@ -110,7 +110,8 @@ class BatchRun:
                     await self._staff()
                 self.wake.clear()
                 try:
-                    await asyncio.wait_for(self.wake.wait(), REPLAN_S)
+                    async with asyncio.timeout(REPLAN_S):  # in this task: no inner one left at the loop's close
+                        await self.wake.wait()
                 except TimeoutError:
                     pass
             ending = self.service.ending_reason(self.batch_id)

@@ -89,7 +89,7 @@ class BaseController:
 
     def spawn(self, watch: Watched, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run one provider call for ``watch`` (cancelled with the watch); the task, for the caller to track."""
-        task = asyncio.create_task(coro)
+        task = _task_or_close(coro)
         watch.tasks.add(task)
         task.add_done_callback(watch.tasks.discard)
         task.add_done_callback(self._done)
@@ -97,7 +97,7 @@ class BaseController:
 
     def spawn_other(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         """A step not tied to one node (reconcile at start), cancelled at stop."""
-        task = asyncio.create_task(coro, name=name)
+        task = _task_or_close(coro, name)
         self._others.add(task)
         task.add_done_callback(self._others.discard)
         return task
@@ -106,3 +106,14 @@ class BaseController:
         self._kick()
         if not task.cancelled() and task.exception() is not None:
             self._log.error("%s: a step failed", self.what, exc_info=task.exception())
+
+
+def _task_or_close(coro: Coroutine[Any, Any, None], name: str | None = None) -> asyncio.Task[None]:
+    """The call as a task of the running loop; with no loop to run it (a tick racing the loop's close,
+    as the tray quits), the call is closed before the error goes on, so it is refused, not left behind
+    un-run for the garbage collector to warn about."""
+    try:
+        return asyncio.create_task(coro, name=name)
+    except RuntimeError:
+        coro.close()
+        raise

@@ -109,8 +109,11 @@ class ProviderLoop:
             for controller in self._started:
                 with guarded(controller.what, log, self._tells[id(controller)]):
                     controller.tick()
+            # The wait runs in this task (no inner task, as wait_for made, left un-started when the
+            # loop closes under it at quit).
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self._sleep_s())
+                async with asyncio.timeout(self._sleep_s()):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
