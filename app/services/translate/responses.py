@@ -107,7 +107,7 @@ class PassThrough(StreamTranslator):
         # of the whole lines, the held start of the first one included, so a token cut across two
         # reads is found in the read that completes its line.
         if self._openai:
-            usage = b'"usage"' in out
+            usage = b'"usage"' in out and _real_usage(out)
             if usage or b"[DONE]" in out:
                 self._inspect_all(out)
                 if usage and self._drop_usage_chunk:
@@ -164,6 +164,12 @@ class PassThrough(StreamTranslator):
                 self.finished_cleanly = True
                 self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
                 self.context = obj.get("context")
+
+
+def _real_usage(lines: bytes) -> bool:
+    # Asked for usage, OpenAI-style servers put "usage":null in every chunk: such lines carry none
+    # (nor are they the usage chunk that may be dropped), so they need no reading.
+    return lines.count(b'"usage"') != lines.count(b'"usage":null') + lines.count(b'"usage": null')
 
 
 def _without_usage_chunk(lines: bytes) -> bytes:
