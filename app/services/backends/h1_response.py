@@ -36,6 +36,17 @@ class ResponseHead:
     headers: dict[str, str] = field(default_factory=dict)  # lower-cased names; a repeated one joined by ", "
 
 
+def _plain_size(text: bytes) -> int | None:
+    """A chunk size of hex digits only (what engines send), or None for ``_chunk_size`` to judge:
+    letters and digits exclude ``int``'s signs, spaces and underscores; ``0x`` is refused there."""
+    if text.isalnum() and text[1:2] not in (b"x", b"X"):
+        try:
+            return int(text, 16)
+        except ValueError:
+            return None
+    return None
+
+
 class ResponseReader:
     """One response at a time: ``feed`` until ``done``; ``reset`` before reading the next one."""
 
@@ -82,8 +93,21 @@ class ResponseReader:
                 if nl < 0:
                     self._keep(data, pos, MAX_SIZE_LINE)
                     return pieces
-                self._chunk_size(data[pos:nl])
+                size = _plain_size(data[pos:nl - 1]) if nl > pos and data[nl - 1] == 13 else None  # 13: "\r"
+                if size is None:  # an extension, a bare "\n", an error: the full check
+                    self._chunk_size(data[pos:nl])
+                    pos = nl + 1
+                    continue
                 pos = nl + 1
+                stop = pos + size
+                if size and data[stop:stop + 2] == b"\r\n":
+                    # The usual read: whole chunks, each one size line, one slice and no change of mode.
+                    pieces.append(data[pos:stop])
+                    pos = stop + 2
+                elif size:
+                    self._mode, self._left = "chunk-data", size
+                else:
+                    self._mode = "trailers"
             elif mode == "chunk-end":
                 nl = data.find(b"\n", pos)
                 if nl < 0:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.services.json_types import JsonObject
-from app.services.translate.lines import LineBuffer
+from app.services.translate.lines import LineBuffer, LineTooLong
 from app.services.translate.shapes import Api
 from app.services.translate.wire import OllamaAnswer, OpenAIAnswer, OpenAIUsage
 
@@ -77,25 +77,64 @@ class PassThrough(StreamTranslator):
             (f'"model":{sep}{json.dumps(upstream_model)}'.encode(), f'"model":{sep}{json.dumps(requested)}'.encode())
             for sep in ("", " ")]
         self._drop_usage_chunk = api == "openai" and not keep_usage_chunk
+        self._openai = api == "openai"
+        self._cap = self._splitter.max_line
 
     def feed(self, chunk: bytes) -> bytes:
-        # Splitting searches each chunk once; only lines that can end the stream are parsed.
-        self.on_lines(self._splitter.feed(chunk))
         # Whole lines only go out, so a stream failed mid-line (by the line cap or a cut) leaves the
-        # caller no half line; what is held back is bounded by the line buffer's cap.
+        # caller no half line; what is held back (the line's start) is bounded by the line cap.
+        held, cap = self._held, self._cap
         end = chunk.rfind(b"\n") + 1
         if not end:
-            self._held += chunk
+            if len(held) + len(chunk) > cap:
+                held.clear()
+                raise LineTooLong(cap)
+            held += chunk
             return b""
-        out = bytes(self._held) + chunk[:end] if self._held else chunk[:end]
-        self._held[:] = chunk[end:]
-        return self._edited(out)
+        if held:
+            out = bytes(held) + chunk[:end]
+            held.clear()
+        else:
+            out = chunk if end == len(chunk) else chunk[:end]
+        if end < len(chunk):
+            if len(chunk) - end > cap:
+                raise LineTooLong(cap)
+            held += chunk[end:]
+        if len(out) > cap and any(len(line) > cap for line in out.split(b"\n")):
+            raise LineTooLong(cap)
+        # Only lines that can end the stream or carry usage are read, and a read whose whole lines
+        # hold no such token (most of a stream) is not split into lines at all: one C-speed search
+        # of the whole lines, the held start of the first one included, so a token cut across two
+        # reads is found in the read that completes its line.
+        if self._openai:
+            usage = b'"usage"' in out and _real_usage(out)
+            if usage or b"[DONE]" in out:
+                self._inspect_all(out)
+                if usage and self._drop_usage_chunk:
+                    out = _without_usage_chunk(out)
+        elif self._may_end(out):
+            self._inspect_all(out)
+        for old, new in self._renames:
+            out = out.replace(old, new)
+        return out
+
+    def _inspect_all(self, lines: bytes) -> None:
+        for line in lines.split(b"\n"):
+            line = line.strip()
+            if line:
+                self._inspect(line)
+
+    @staticmethod
+    def _may_end(lines: bytes) -> bool:
+        # Every Ollama line says "done"; only one that does not say false can end the stream.
+        done = lines.count(b'"done"')
+        return bool(done) and done != lines.count(b'"done":false') + lines.count(b'"done": false')
 
     def _edited(self, out: bytes) -> bytes:
         for old, new in self._renames:
             out = out.replace(old, new)
         if self._drop_usage_chunk and b'"usage"' in out:
-            out = b"\n".join(line for line in out.split(b"\n") if not _is_usage_chunk(line))
+            out = _without_usage_chunk(out)
         return out
 
     def on_lines(self, lines: list[bytes]) -> bytes:
@@ -104,8 +143,10 @@ class PassThrough(StreamTranslator):
         return b""
 
     def finish(self) -> bytes:
-        super().finish()  # reads the usage of a last line that had no newline
         held, self._held = bytes(self._held), bytearray()
+        last = held.strip()
+        if last:  # a last line that had no newline: its usage and end still count
+            self._inspect(last)
         return self._edited(held)
 
     def _inspect(self, line: bytes) -> None:
@@ -123,6 +164,16 @@ class PassThrough(StreamTranslator):
                 self.finished_cleanly = True
                 self.usage = Usage(obj.get("prompt_eval_count"), obj.get("eval_count"))
                 self.context = obj.get("context")
+
+
+def _real_usage(lines: bytes) -> bool:
+    # Asked for usage, OpenAI-style servers put "usage":null in every chunk: such lines carry none
+    # (nor are they the usage chunk that may be dropped), so they need no reading.
+    return lines.count(b'"usage"') != lines.count(b'"usage":null') + lines.count(b'"usage": null')
+
+
+def _without_usage_chunk(lines: bytes) -> bytes:
+    return b"\n".join(line for line in lines.split(b"\n") if not _is_usage_chunk(line))
 
 
 def _is_usage_chunk(line: bytes) -> bool:
