@@ -88,3 +88,4 @@ async def test_a_change_told_now_after_a_finish_told_soon_tells_the_finish_first
     jobs.finish(job, "completed", soon=True)
     jobs.updated(job)
     assert [kind.split(":")[0] for kind in told] == ["workload_started", "workload_finished"]
+
