@@ -76,6 +76,8 @@ class InferenceResult:
 
 def header_safe(text: str) -> str:
     """A header value: printable ASCII on one line."""
+    if text.isascii() and text.isprintable():  # the usual route text: no character to replace
+        return text
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
@@ -434,11 +436,16 @@ class InferenceService:
             return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
         usage = usage_of(target, upstream_body)
         if operation == "complete":
-            self.affinity.remember_context(canonical_model(requested.strip()), upstream_body.get("context"),
-                                           upstream.key)
+            # Read at the conversation's next turn, a later request's step: remembered after this answer is written.
+            asyncio.get_running_loop().call_soon(self.affinity.remember_context, canonical_model(requested.strip()),
+                                                 upstream_body.get("context"), upstream.key)
+        # A whole answer is its first byte: the finished record is stored, told and replicated once it is
+        # on its way (any later request's step comes after). An off-LAN answer's finish, which ends a rented
+        # node's meter, is told at once: its money is never a turn behind.
+        soon = not off_lan
         if target == api and upstream_body.get("model") in (None, requested):
             self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
-                                completion_tokens=usage.completion_tokens)
+                                completion_tokens=usage.completion_tokens, soon=soon)
             return InferenceResult(200, "application/json", headers, raw, job=job)
         try:
             out = translate_body(target, api, operation, upstream_body, requested, started_ns, body)
@@ -450,5 +457,5 @@ class InferenceService:
                                 completion_tokens=usage.completion_tokens)
             return json_result(502, error_body(api, message, status=502, kind="upstream_error"), headers)
         self.tracker.finish(job, "completed", prompt_tokens=usage.prompt_tokens,
-                            completion_tokens=usage.completion_tokens)
+                            completion_tokens=usage.completion_tokens, soon=soon)
         return InferenceResult(200, "application/json", headers, json.dumps(out).encode(), job=job)

@@ -118,6 +118,9 @@ class Node:
         self.start_hooks: list[StopHook] = []
         self.fact_providers: list[Callable[[], Sequence[NodeRow]]] = []
         self.shared_fact_providers: list[Callable[[], Sequence[RentedFact]]] = []  # rows peers may see
+        # Peers' rented nodes only (the cluster's), read by the registry on every request: not the
+        # fact_providers' full rows, whose every peer row lists all its models.
+        self.peer_rented_providers: list[Callable[[], Sequence[NodeRow]]] = []
         # Filled by a probe that may take a moment (nvidia-smi); until then, what the OS tells at once.
         self.hardware: HardwareFacts | None = None
         self.frontdoor_address = ""

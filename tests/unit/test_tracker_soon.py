@@ -63,3 +63,29 @@ async def test_a_change_told_now_tells_the_pending_ones_first(tmp_path: Path) ->
     assert len(told) == 3  # nothing told twice when the turn comes
     stored = jobs.store.get(job.id)
     assert stored is not None and stored.state == "completed" and stored.completion_tokens == 4
+
+
+async def test_a_whole_answers_finish_told_soon_follows_its_running_at_the_next_turn(tmp_path: Path) -> None:
+    # A whole answer is its own first byte: its finish is told once the answer is on its way.
+    jobs, told, replicated = tracker(tmp_path)
+    job = jobs.open(model="m", api="openai", requester=WHO, soon=True)
+    await asyncio.sleep(0)
+    jobs.running(job, serving_node="one", serving_node_id="n1", engine="e", ttfb_ms=1.0, soon=True)
+    jobs.finish(job, "completed", prompt_tokens=3, completion_tokens=4, soon=True)
+    assert job.state == "completed" and job.completion_tokens == 4  # the fields at once (the relay, batches)
+    assert told == ["workload_started:queued"]
+    await asyncio.sleep(0)
+    assert told == ["workload_started:queued", "workload_running:completed", "workload_finished:completed"]
+    assert len(replicated) == 3
+    stored = jobs.store.get(job.id)
+    assert stored is not None and stored.state == "completed" and stored.prompt_tokens == 3
+
+
+async def test_a_change_told_now_after_a_finish_told_soon_tells_the_finish_first(tmp_path: Path) -> None:
+    # Its cost (``updated``) comes after the finish, whenever it comes: no listener counts money before it.
+    jobs, told, _ = tracker(tmp_path)
+    job = jobs.open(model="m", api="openai", requester=WHO)
+    jobs.finish(job, "completed", soon=True)
+    jobs.updated(job)
+    assert [kind.split(":")[0] for kind in told] == ["workload_started", "workload_finished"]
+

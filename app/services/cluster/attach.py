@@ -22,4 +22,5 @@ def attach_cluster(node: Node) -> ClusterService:
     node.stop_last.append(cluster.stop)
     node.registry.add_dynamic(cluster.peers.upstreams)
     node.fact_providers.append(cluster.peers.rows)
+    node.peer_rented_providers.append(cluster.peers.shared_rows)
     return cluster

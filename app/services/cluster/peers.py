@@ -347,16 +347,26 @@ class PeerManager:
                 "in_flight": peer.upstream.remote_total, "last_seen": peer.last_seen,
                 "error": None if peer.online else peer.last_error,
             })
-            shared_nodes = facts.get("shared_nodes")
-            for shared in shared_nodes if isinstance(shared_nodes, list) else []:
-                if not isinstance(shared, dict):  # peer_facts.facts kept objects only
-                    continue
-                # Bounded and cleaned, sponsored by this peer, routed under this node's policy for it.
-                cleaned = peer_facts.shared_node(shared, sponsor=peer.name, sponsor_id=peer.node_id,
-                                                 policy=self.rented_policy)
-                if cleaned is not None:
-                    relayed = {**cleaned, "via": peer.name, "online": bool(cleaned.get("online")) and peer.online}
-                    out.append(cast("RelayedRentedFact", relayed))
+            out.extend(self._shared_of(peer))
+        return out
+
+    def shared_rows(self) -> list[RelayedRentedFact]:
+        """Only the peers' shared (rented) nodes of ``rows``: what the registry's views of peers' rented
+        nodes read on every request, without each peer's own row and model list (rented/peer_view.py)."""
+        return [row for peer in sorted(self.peers.values(), key=lambda p: p.name) for row in self._shared_of(peer)]
+
+    def _shared_of(self, peer: Peer) -> list[RelayedRentedFact]:
+        out: list[RelayedRentedFact] = []
+        shared_nodes = peer.facts.get("shared_nodes")
+        for shared in shared_nodes if isinstance(shared_nodes, list) else []:
+            if not isinstance(shared, dict):  # peer_facts.facts kept objects only
+                continue
+            # Bounded and cleaned, sponsored by this peer, routed under this node's policy for it.
+            cleaned = peer_facts.shared_node(shared, sponsor=peer.name, sponsor_id=peer.node_id,
+                                             policy=self.rented_policy)
+            if cleaned is not None:
+                relayed = {**cleaned, "via": peer.name, "online": bool(cleaned.get("online")) and peer.online}
+                out.append(cast("RelayedRentedFact", relayed))
         return out
 
     def peer_rows(self) -> list[PeerRow]:

@@ -77,6 +77,8 @@ def parse_json_object(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> JsonObject
         raise BodyError(400, f"malformed JSON in request body: {exc}") from exc
     if not isinstance(body, dict):
         raise BodyError(400, "the request body must be a JSON object")
-    if json_depth_exceeds(body, max_depth):
+    # Each level opens with a bracket or a brace: a body with no more of them than the limit cannot
+    # nest deeper (two counts at C speed, where the walk visits every value in Python).
+    if raw.count(b"[") + raw.count(b"{") > max_depth and json_depth_exceeds(body, max_depth):
         raise BodyError(400, f"the request body's JSON nests deeper than {max_depth} levels")
     return body

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -25,6 +26,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 DIALECT_PATHS = ("/v1/responses", "/v1/messages", "/v1/messages/count_tokens")
 
 
+# Callers come from a handful of addresses with a handful of Host headers: each is judged once, not per request.
+@lru_cache(maxsize=512)
 def is_loopback(remote: str | None) -> bool:
     if not remote:
         return False
@@ -41,6 +44,7 @@ def api_of_path(path: str) -> Api:
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
+@lru_cache(maxsize=512)
 def _host_of(value: str) -> str:
     """The host part of a Host header or an Origin URL, lower-cased, without port or brackets."""
     value = value.strip().lower()
@@ -51,6 +55,7 @@ def _host_of(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+@lru_cache(maxsize=512)
 def is_local_name(host: str) -> bool:
     return host in LOCAL_NAMES or host.endswith(".localhost") or is_loopback(host)
 
@@ -86,6 +91,7 @@ def refusal(request: web.Request) -> str | None:
 _HOST_HEADER = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::\d{1,5})?$")
 
 
+@lru_cache(maxsize=512)
 def well_formed_host(value: str) -> bool:
     """A Host header is one name or address and an optional port: no list, no spaces, no userinfo."""
     return bool(_HOST_HEADER.match(value.strip()))
@@ -95,6 +101,7 @@ def well_formed_host(value: str) -> bool:
 APP_SCHEMES = frozenset({"app", "file", "tauri", "vscode-webview", "vscode-file"})
 
 
+@lru_cache(maxsize=512)
 def origin_allowed(origin: str) -> bool:
     if "," in origin or any(c.isspace() for c in origin.strip()):
         return False  # a list of origins, or one with spaces in it, is no origin

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,7 +18,12 @@ ACTIVE_STATES = ("queued", "running")
 
 
 def new_job_id() -> str:
-    return uuid.uuid4().hex
+    """A random (version 4) UUID's hex, as ``uuid.uuid4().hex`` writes it, without building the UUID
+    object: a job id is made on every request's way to its first byte, at a quarter of the cost."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    return raw.hex()
 
 
 @dataclass

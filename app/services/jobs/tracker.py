@@ -75,7 +75,7 @@ class JobTracker:
         self._tell(job, WorkloadRunning, soon)
 
     def finish(self, job: Workload, state: str, *, error: str | None = None,
-               prompt_tokens: int | None = None, completion_tokens: int | None = None) -> None:
+               prompt_tokens: int | None = None, completion_tokens: int | None = None, soon: bool = False) -> None:
         job.state = state  # type: ignore[assignment]
         job.finished_at = time.time()
         if job.started_at is None:
@@ -83,7 +83,7 @@ class JobTracker:
         # Kept in state.db and replicated: no credential, whatever shape an upstream wrote it in.
         job.error = redact(error) if error else error
         job.prompt_tokens, job.completion_tokens = prompt_tokens, completion_tokens
-        self._changed(job, WorkloadFinished)
+        self._tell(job, WorkloadFinished, soon)
 
     def updated(self, job: Workload) -> None:
         """A finished job learned something more (its cost): store, tell and replicate it."""

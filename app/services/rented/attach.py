@@ -54,8 +54,8 @@ def attach_rented(node: Node) -> RentedManager:
     node.fact_providers.append(manager.node_rows)
     node.shared_fact_providers.append(manager.shared_facts)
     # Peers' rented nodes, routed under their own policy (unshared ones refused by name).
-    node.registry.add_dynamic(PeerRentedViews(node.node_id, node.fact_providers, lambda sid: _sponsor_upstream(node, sid),
-                                              own=manager.node_rows))
+    node.registry.add_dynamic(PeerRentedViews(node.node_id, node.peer_rented_providers,
+                                              lambda sid: _sponsor_upstream(node, sid)))
     return manager
 
 

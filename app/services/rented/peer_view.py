@@ -8,11 +8,12 @@ peer (a free local engine here wins over a peer's rented GPU under the default p
   its own budget and lifecycle rules. The sponsor's inventory marks rented-only models
   (``lan: false``) so its peer upstream does not also offer them as LAN capacity.
 
-The rows come from ``node.fact_providers`` (the cluster puts each peer's ``shared_nodes`` there);
-a row is a peer's if its ``sponsor_id`` is not this node's id. The provider of this node's own
-rented rows is passed as ``own`` and not asked: the registry reads these views on every request,
-and making each own node's row (its status, price, models) only to drop it cost a sponsor part of
-its time to first byte (bench/README.md, "The rented link at 40 ms RTT").
+The rows come from ``node.peer_rented_providers`` (the cluster puts each peer's ``shared_nodes``
+there, and only those); a row is a peer's if its ``sponsor_id`` is not this node's id. The registry
+reads these views on every request, so neither this node's own rented rows (their status, price,
+models) nor each peer's own row (its whole model list) are made for them: both were made only to be
+dropped, a cost on every request's way to its first byte (bench/README.md, "The rented link at 40 ms
+RTT", and issue 31's "front door's own work"). A provider passed as ``own`` is not asked.
 """
 
 from __future__ import annotations
