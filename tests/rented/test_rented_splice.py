@@ -29,6 +29,7 @@ from app.services.rented.decl import validate_decl
 from app.services.rented.upstream import RentedUpstream
 from app.simulator.ca import generate_tls, server_ssl_context
 from tests.rented.conftest import TOKEN, Make, TlsTiny
+from tests.rented.test_link_wire import on_loop
 from tests.rented.tls_tiny import WARM
 
 SPLICE_AGENT = "pairwise"  # the splice's User-Agent (backends/splice_client.py)
@@ -198,21 +199,26 @@ def raw_node(server: RawTls) -> RentedUpstream:
     return RentedUpstream(decl, sponsor_name="A", sponsor_id="a-id", token=TOKEN)
 
 
-async def test_a_kept_connection_the_endpoint_closed_costs_no_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])  # a node runs on uvloop where it is installed
+def test_a_kept_connection_the_endpoint_closed_costs_no_error(tmp_path: Path, loop: str) -> None:
     server = RawTls(lambda n: "answer-close").start(tmp_path / "tls")
     node = raw_node(server)
-    try:
-        for turn in range(3):
-            server.closed.clear()
-            spliced, data = await read_all(node, chat())
-            assert spliced and data.endswith(b"data: [DONE]\n\n")
-            # The endpoint has closed it; the loop is not let run, so the pool still holds the
-            # connection as idle when the next request is sent: its socket's close must be seen.
-            assert server.closed.wait(10)
-            assert server.connections == turn + 1
-    finally:
-        await node.aclose()
-        server.close()
+
+    async def turns() -> None:
+        try:
+            for turn in range(3):
+                server.closed.clear()
+                spliced, data = await read_all(node, chat())
+                assert spliced and data.endswith(b"data: [DONE]\n\n")
+                # The endpoint has closed it; the loop is not let run, so the pool still holds the
+                # connection as idle when the next request is sent: its socket's close must be seen.
+                assert server.closed.wait(10)
+                assert server.connections == turn + 1
+        finally:
+            await node.aclose()
+            server.close()
+
+    on_loop(loop, turns)
     assert server.requests == 3 and server.connections == 3
 
 
