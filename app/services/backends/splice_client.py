@@ -211,11 +211,12 @@ class _Conn(asyncio.Protocol):
         self.exchange: Exchange | None = None
         self.closed = False
         self.idle_since = 0.0
+        self.fd = -1  # the socket's descriptor, polled before a reuse (-1: none to poll)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
-        self.fd: int = sock.fileno() if sock is not None else -1
+        self.fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
         if self.exchange is not None:
