@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,10 @@ import pytest
 from aiohttp import web
 
 from app.harness import REPO, child_env, read_json_line, stop_process
+from app.services.hf.providers import ENDPOINT_STATES, ENDPOINT_TRAITS
+from app.services.rented.decl import validate_decl
+from app.services.rented.provider import WireTraits
+from app.services.rented.upstream import RentedUpstream
 from app.simulator.ca import client_ssl_context, generate_tls, server_ssl_context
 from app.tinymodel import TinyModelOptions
 from app.tinymodel.wire import STATE_KEY, TinyState
@@ -54,6 +58,27 @@ async def tls_tiny(tmp_path: Path) -> AsyncIterator[TlsTiny]:
     finally:
         app[STATE_KEY].closing.set()
         await runner.cleanup()
+
+
+Make = Callable[..., RentedUpstream]
+
+
+@pytest.fixture
+async def make(tls_tiny: TlsTiny) -> AsyncIterator[Make]:
+    made: list[RentedUpstream] = []
+
+    def make_node(token: str | None = TOKEN, **fields: Any) -> RentedUpstream:
+        data = {"name": "gpu", "url": tls_tiny.url, "ca_file": str(tls_tiny.ca_file), **fields}
+        decl = validate_decl(data)
+        # As the manager makes it: with its provider's traits (an endpoint's wait header, its state words).
+        traits = ENDPOINT_TRAITS if decl.provider == "huggingface-endpoint" else WireTraits(states=ENDPOINT_STATES)
+        node = RentedUpstream(decl, sponsor_name="A", sponsor_id="a-id", token=token, traits=traits)
+        made.append(node)
+        return node
+
+    yield make_node
+    for node in made:
+        await node.aclose()
 
 
 class TlsTinyProc:

@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
 from app.services.backends.base import UpstreamRequest
 from app.services.errors import UpstreamError
-from app.services.hf.providers import ENDPOINT_STATES, ENDPOINT_TRAITS
-from app.services.rented.decl import validate_decl
 from app.services.rented.hooks import LifecycleHooks
-from app.services.rented.provider import WireTraits
 from app.services.rented.upstream import RentedUpstream
-from tests.rented.conftest import TOKEN, TlsTiny
+from tests.rented.conftest import TOKEN, Make, TlsTiny
 from tests.rented.tls_tiny import WARM
-
-Make = Callable[..., RentedUpstream]
-
-
-@pytest.fixture
-async def make(tls_tiny: TlsTiny) -> AsyncIterator[Make]:
-    made: list[RentedUpstream] = []
-
-    def make_node(token: str | None = TOKEN, **fields: Any) -> RentedUpstream:
-        data = {"name": "gpu", "url": tls_tiny.url, "ca_file": str(tls_tiny.ca_file), **fields}
-        decl = validate_decl(data)
-        # As the manager makes it: with its provider's traits (an endpoint's wait header, its state words).
-        traits = ENDPOINT_TRAITS if decl.provider == "huggingface-endpoint" else WireTraits(states=ENDPOINT_STATES)
-        node = RentedUpstream(decl, sponsor_name="A", sponsor_id="a-id", token=token, traits=traits)
-        made.append(node)
-        return node
-
-    yield make_node
-    for node in made:
-        await node.aclose()
 
 
 def chat(model: str = "rented-model", stream: bool = False, **extra: Any) -> UpstreamRequest:

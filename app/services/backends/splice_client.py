@@ -13,14 +13,23 @@ read under the first-byte budget, then the idle timeout holds between chunks (ch
 that is re-armed only when it fires, so a chunk costs one clock read). Trust is the same
 ``ssl.SSLContext`` (``outbound.outbound_ssl_context``: verification on, extra CAs), with the URL's
 host as the name checked. A connection whose answer was read to its end and that may be kept goes
-back to a small per-upstream pool; any other is closed.
+back to a per-upstream pool; any other is closed. An idle connection is closed after ``keep_idle_s``
+(a timer per pool, as aiohttp's connector does), and one the far end has closed, or has sent anything
+on, is never handed out (a poll of its socket before each reuse: the close may not have been read yet).
+
+``resend_unanswered``: a kept connection that ends with no byte of answer is asked once more on a new
+one. Right for an engine (nothing is billed); a rented endpoint's client turns it off, since the
+request may have reached the endpoint before the connection ended, and resending it could bill it
+twice (aiohttp does not resend a POST either).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import select
 import ssl
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlsplit
@@ -202,9 +211,12 @@ class _Conn(asyncio.Protocol):
         self.exchange: Exchange | None = None
         self.closed = False
         self.idle_since = 0.0
+        self.fd = -1  # the socket's descriptor, polled before a reuse (-1: none to poll)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
         if self.exchange is not None:
@@ -240,26 +252,50 @@ class _Conn(asyncio.Protocol):
         self.idle_since = self.loop.time()
         self.pool.keep(self)
 
+    def usable(self) -> bool:
+        """Open, and nothing waiting on its socket: an idle connection that is readable was closed
+        by the far end (a FIN or a reset the loop has not read yet) or holds bytes nobody asked for."""
+        if self.closed or self.transport is None or self.transport.is_closing():
+            return False
+        return self.fd < 0 or not _readable(self.fd)
+
 
 class _Pool:
-    def __init__(self) -> None:
-        self.idle: deque[_Conn] = deque()
+    def __init__(self, keep_idle_s: float, max_idle: int) -> None:
+        self.idle: deque[_Conn] = deque()  # oldest first: ``idle_since`` grows left to right
+        self.keep_idle_s, self.max_idle = keep_idle_s, max_idle
+        self._sweep: asyncio.TimerHandle | None = None
 
     def take(self) -> _Conn | None:
-        while self.idle and self.idle[0].loop.time() - self.idle[0].idle_since > KEEP_IDLE_S:
-            self.idle.popleft().close()  # the oldest first: unused too long
+        self._expire()
         while self.idle:
             conn = self.idle.pop()  # the most recently used: the least likely to have been closed
-            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+            if conn.usable():
                 return conn
+            conn.close()  # nothing was sent on it
         return None
 
     def keep(self, conn: _Conn) -> None:
         if conn.closed:
             return
         self.idle.append(conn)
-        while len(self.idle) > MAX_IDLE_PER_UPSTREAM:
+        while len(self.idle) > self.max_idle:
             self.idle.popleft().close()
+        if self._sweep is None:
+            self._sweep = conn.loop.call_later(self.keep_idle_s, self._swept)
+
+    def _expire(self) -> None:
+        while self.idle and self.idle[0].loop.time() - self.idle[0].idle_since >= self.keep_idle_s:
+            self.idle.popleft().close()  # the oldest first: unused too long
+
+    def _swept(self) -> None:
+        """Close what has been idle for the keep-alive, and look again when the oldest left is due."""
+        self._sweep = None
+        self._expire()
+        if self.idle:
+            oldest = self.idle[0]
+            due = oldest.idle_since + self.keep_idle_s - oldest.loop.time()
+            self._sweep = oldest.loop.call_later(max(due, 0.0), self._swept)
 
     def forget(self, conn: _Conn) -> None:
         try:
@@ -268,16 +304,23 @@ class _Pool:
             pass
 
     def close_all(self) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         while self.idle:
             self.idle.pop().close()
 
 
 class SpliceClient:
-    """One engine's splice connections (made inside the running loop on first use)."""
+    """One upstream's splice connections (made inside the running loop on first use)."""
 
-    def __init__(self, ssl_context: ssl.SSLContext, *, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    def __init__(self, ssl_context: ssl.SSLContext, *, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 keep_idle_s: float = KEEP_IDLE_S, max_idle: int = MAX_IDLE_PER_UPSTREAM,
+                 resend_unanswered: bool = True) -> None:
         self._ssl = ssl_context
         self._connect_timeout_s = connect_timeout_s
+        self._keep_idle_s, self._max_idle = keep_idle_s, max_idle
+        self._resend_unanswered = resend_unanswered
         self._pools: dict[tuple[str, str, int], _Pool] = {}
 
     async def _connect(self, scheme: str, host: str, port: int, pool: _Pool, label: str) -> _Conn:
@@ -299,7 +342,9 @@ class SpliceClient:
         parts = urlsplit(url)
         scheme, host = parts.scheme, parts.hostname or "127.0.0.1"
         port = parts.port or (443 if scheme == "https" else 80)
-        pool = self._pools.setdefault((scheme, host, port), _Pool())
+        pool = self._pools.get((scheme, host, port))
+        if pool is None:
+            pool = self._pools[(scheme, host, port)] = _Pool(self._keep_idle_s, self._max_idle)
         body = json.dumps(json_body, separators=(",", ":")).encode()
         request = _request_bytes(parts.path or "/", parts.query, parts.netloc, headers, body)
         asked: list[Exchange] = []  # the exchange under way, for closing it on any failure
@@ -311,6 +356,8 @@ class SpliceClient:
                     raise exchange.error or UpstreamCut(f"the upstream {label} cut the stream")
                 if head.status in retry_statuses:
                     raw = b"".join([p async for p in _pieces(exchange)])
+                    exchange.release()  # read whole: kept for the next try (a 503 while warming)
+                    asked.clear()
                     raise UpstreamError(f"{label} answered {head.status}: {error_text(raw)}", status=head.status)
                 first = await exchange.next_piece()
                 content_type = head.headers.get("content-type", "")
@@ -361,9 +408,9 @@ class SpliceClient:
             assert conn.transport is not None
             conn.transport.write(request)
             await exchange.head_ready
-            # A kept connection the engine closed while it was idle answers nothing: the request
-            # never reached it, so asking once more on a new connection is safe.
-            if not (reused and exchange.ended and not exchange.got_bytes):
+            # A kept connection the engine closed while it was idle answers nothing: for an engine
+            # asking once more on a new connection is safe (see ``resend_unanswered``).
+            if not (self._resend_unanswered and reused and exchange.ended and not exchange.got_bytes):
                 return exchange
         return exchange
 
@@ -371,6 +418,15 @@ class SpliceClient:
         for pool in self._pools.values():
             pool.close_all()
         self._pools.clear()
+
+
+def _readable(fd: int) -> bool:
+    """Whether the socket has anything to read now (bytes, a FIN, a reset), without waiting."""
+    if sys.platform != "win32":  # poll: any descriptor number (select() stops at FD_SETSIZE)
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
+        return bool(poll.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])  # Windows: sockets only, which this is
 
 
 def _drop(asked: list[Exchange]) -> None:

@@ -7,6 +7,8 @@ What it enforces on every request it sends:
 - the bearer token from the sponsor's keyring, added to this outbound request only;
 - the request's ``model`` pinned to a model this endpoint serves (never another one);
 - ``stream_options.include_usage`` on streams, so tokens are counted;
+- pass-through streams (the caller speaks the endpoint's API) on the splice's connections
+  (``rented/link.py``), the rest on aiohttp's: the same rules on both;
 - first byte within ``cold_start_s``; a provider whose proxy can hold a request while a replica
   starts is told how long (its ``WireTraits.wait_header``);
 - a 503 while the endpoint scales up is waited out (retried within ``cold_start_s``);
@@ -34,11 +36,13 @@ from urllib.parse import urlsplit
 
 from app.services.backends.base import Caller, ModelEntry, Opened, Upstream, UpstreamRequest
 from app.services.backends.http_open import FAILOVER_STATUSES
+from app.services.backends.splice_client import SpliceClient
+from app.services.backends.stream_client import StreamClient
 from app.services.errors import UpstreamError
 from app.services.node_ids import rented_node_id
 from app.services.outbound import ca_files
 from app.services.rented.decl import LABEL, RentedDecl, check_url
-from app.services.rented.link import probe_client, stream_client
+from app.services.rented.link import probe_client, splice_client, stream_client
 from app.services.rented.per_token import RouterPrices, TokenPrice, estimate, price_of
 from app.services.rented.probe import PUBLIC_WARNING, ProbeResult, probe_endpoint
 from app.services.rented.provider_state import SCHEDULER_STATE, ProviderState, State, WireTraits
@@ -77,6 +81,7 @@ class RentedUpstream(Upstream):
         self._extra_ca = ca_files(*extra_ca, decl.ca_file)
         self._client = probe_client(self._extra_ca)  # probes
         self._streams = stream_client(self._extra_ca)  # inference (the data plane)
+        self._splice = splice_client(self._extra_ca)  # pass-through streams (None: PAIRWISE_SPLICE=off)
         self.probed: list[ModelEntry] | None = None
         self.probe_state: str | None = None
         self.state_word: str | None = None
@@ -331,7 +336,9 @@ class RentedUpstream(Upstream):
                 self.hooks.began(self, request.job_id)
                 metered = True
             # Read after the hooks: a provider gives a new endpoint its URL only once it is scheduled.
-            opened = await self._send(self._base() + PATHS["openai"][request.operation], body, deadline)
+            spliced = self._splice is not None and request.stream and request.api == request.client_api
+            client = self._splice if spliced and self._splice is not None else self._streams
+            opened = await self._send(client, self._base() + PATHS["openai"][request.operation], body, deadline)
         except BaseException:
             if metered and self.hooks is not None and request.job_id:
                 self.hooks.abandoned(self, request.job_id)  # its time so far still counts on the account
@@ -348,7 +355,8 @@ class RentedUpstream(Upstream):
             headers[self.traits.wait_header] = str(max(1, math.ceil(remaining)))
         return headers
 
-    async def _send(self, url: str, body: dict[str, Any], deadline: float) -> Opened:
+    async def _send(self, client: StreamClient | SpliceClient, url: str, body: dict[str, Any],
+                    deadline: float) -> Opened:
         label = f"rented node {self.name}"
         pause = 0.25
         while True:
@@ -357,9 +365,9 @@ class RentedUpstream(Upstream):
                 raise UpstreamError(f"{label} was not ready within its cold-start budget of "
                                     f"{self.decl.cold_start_s:g} s")
             try:
-                opened = await self._streams.open(url, json_body=body, headers=self._headers(remaining),
-                                                  first_byte_timeout_s=remaining, idle_timeout_s=self.idle_timeout_s,
-                                                  label=label, retry_statuses=FAILOVER_STATUSES | {401, 403})
+                opened = await client.open(url, json_body=body, headers=self._headers(remaining),
+                                           first_byte_timeout_s=remaining, idle_timeout_s=self.idle_timeout_s,
+                                           label=label, retry_statuses=FAILOVER_STATUSES | {401, 403})
             except UpstreamError as exc:
                 message = self.scrub(exc.message)
                 if exc.upstream_status in (401, 403):
@@ -391,3 +399,5 @@ class RentedUpstream(Upstream):
     async def aclose(self) -> None:
         await self._client.aclose()
         await self._streams.aclose()
+        if self._splice is not None:
+            await self._splice.aclose()
