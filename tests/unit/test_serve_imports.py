@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from app.cli import build_parser, command_of
 from app.harness import NodeProc
@@ -15,11 +19,12 @@ from app.harness import NodeProc
 DUMP = '''
 import atexit, json, os, sys
 if "serve" in sys.argv:
-    atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps(sorted(sys.modules))))
+    atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps(
+        sorted(name for name, module in sys.modules.items() if module is not None))))
 '''
 NOT_FOR_SERVE = ("app.cli_keys", "app.cli_batch", "app.cli_rented", "app.cli_rented_hf", "app.cli_demo",
                  "app.cli_sim", "app.cli_hf", "app.cli_models", "app.cli_settings", "app.cli_cluster",
-                 "app.simulator", "psutil")
+                 "app.simulator", "psutil", "keyring.backends.macOS.api")
 
 
 def test_a_served_node_loads_no_other_commands_modules(tmp_path: Path) -> None:
@@ -47,3 +52,33 @@ def test_the_command_is_read_past_the_options_before_it() -> None:
     assert build_parser().parse_args(["keys", "list"]).command == "keys"
     served = build_parser(extensions=False).parse_args(["--home", "/tmp/h", "serve", "--name", "n", "--no-mdns"])
     assert (served.command, served.name, served.home, served.no_mdns) == ("serve", "n", "/tmp/h", True)
+
+
+KEYRING_CHOICE = """
+import json, sys
+if sys.argv[1] == "app":
+    import app.services.secrets
+import keyring, keyring.backend
+chosen = keyring.get_keyring()
+print(json.dumps({"chosen": [type(chosen).__module__, type(chosen).__qualname__, chosen.priority],
+                  "viable": sorted(type(k).__module__ + "." + type(k).__qualname__ for k in keyring.backend.get_all_keyring()),
+                  "helper_loaded": sys.modules.get("keyring.backends.macOS.api") is not None}))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="on macOS the Keychain's helper is imported as keyring does")
+def test_the_keyring_backend_is_chosen_as_keyring_chooses_it_without_the_macos_helper() -> None:
+    """The node refuses the import of keyring's macOS helper off macOS (a find_library search that
+    runs ldconfig and gcc at start); keyring must still pick the backend it picks on its own."""
+
+    def choice(mode: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-c", KEYRING_CHOICE, mode], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parents[2], timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+
+    plain, ours = choice("plain"), choice("app")
+    assert plain["helper_loaded"] is False  # it fails off macOS either way: after the search, or at once
+    assert ours["helper_loaded"] is False
+    assert ours["chosen"] == plain["chosen"] and ours["viable"] == plain["viable"]
