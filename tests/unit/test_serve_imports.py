@@ -5,22 +5,25 @@ sitecustomize on its path writes the modules it had loaded when it stopped."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser, command_of
+from app.cli import build_parser, command_of, main
 from app.harness import NodeProc
 
 DUMP = '''
-import atexit, json, os, sys
+import atexit, gc, json, os, sys
 if "serve" in sys.argv:
-    atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps(
-        sorted(name for name, module in sys.modules.items() if module is not None))))
+    atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps({
+        "modules": sorted(name for name, module in sys.modules.items() if module is not None),
+        "collector_on": gc.isenabled(), "frozen": gc.get_freeze_count()})))
 '''
 NOT_FOR_SERVE = ("app.cli_keys", "app.cli_batch", "app.cli_rented", "app.cli_rented_hf", "app.cli_demo",
                  "app.cli_sim", "app.cli_hf", "app.cli_models", "app.cli_settings", "app.cli_cluster",
@@ -38,9 +41,26 @@ def test_a_served_node_loads_no_other_commands_modules(tmp_path: Path) -> None:
     node = NodeProc(tmp_path / "home", "imports", env=env).start(wait_answer=True)
     assert node.control("GET", "/status")["name"] == "imports"
     node.stop()
-    loaded = set(json.loads(out.read_text(encoding="utf-8")))
+    dump = json.loads(out.read_text(encoding="utf-8"))
+    loaded = set(dump["modules"])
     assert "app.services.node" in loaded and "app.cli" in loaded  # it is the node, run by the CLI
     assert not loaded & set(NOT_FOR_SERVE), sorted(loaded & set(NOT_FOR_SERVE))
+    # The cyclic collector, off while the node started, is on again, with the start's objects frozen.
+    assert dump["collector_on"] is True and dump["frozen"] > 10_000
+
+
+def test_a_start_that_fails_leaves_the_collector_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve` turns the cyclic collector off while it starts; a start refused (the front door's port is
+    held by another program) ends the command, and a caller in the same process keeps its collector."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code = main(["--home", str(tmp_path / "home"), "serve", "--listen", f"127.0.0.1:{port}",
+                     "--cluster-listen", "127.0.0.1:0", "--name", "taken", "--no-mdns"])
+    assert code == 1
+    assert str(port) in capsys.readouterr().err
+    assert gc.isenabled()
 
 
 def test_the_command_is_read_past_the_options_before_it() -> None:
