@@ -45,13 +45,13 @@ def test_a_served_node_loads_no_other_commands_modules(tmp_path: Path) -> None:
     loaded = set(dump["modules"])
     assert "app.services.node" in loaded and "app.cli" in loaded  # it is the node, run by the CLI
     assert not loaded & set(NOT_FOR_SERVE), sorted(loaded & set(NOT_FOR_SERVE))
-    # The cyclic collector, off while the node started, is on again, with the start's objects frozen.
+    # The cyclic collector, off while the node's modules were imported, is on again, with them frozen.
     assert dump["collector_on"] is True and dump["frozen"] > 10_000
 
 
 def test_a_start_that_fails_leaves_the_collector_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`serve` turns the cyclic collector off while it starts; a start refused (the front door's port is
-    held by another program) ends the command, and a caller in the same process keeps its collector."""
+    """`serve` turns the cyclic collector off while it imports the node; a start refused (the front door's
+    port is held by another program) ends the command, and a caller in the same process keeps its collector."""
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
