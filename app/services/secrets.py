@@ -9,6 +9,7 @@ reach a log line by accident.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 
 import keyring
@@ -16,6 +17,14 @@ import keyring.errors
 
 from app.services.errors import CredentialError
 from app.services.redaction import redact_shapes
+
+# keyring picks its backend by importing every installed one. Its macOS backend's helper module looks
+# for the Security framework with ctypes' find_library, which off macOS runs ldconfig and gcc (about
+# 50 ms of a node's start, on the way to its first answer: the reconcile at start reads the keyring)
+# and then fails anyway (the framework's symbols are not there), so that backend is never viable off
+# macOS. Refusing the helper's import at once gives keyring the same failure without the search.
+if sys.platform != "darwin":
+    sys.modules.setdefault("keyring.backends.macOS.api", None)  # type: ignore[arg-type]
 
 _known_secrets: set[str] = set()
 _lock = threading.Lock()

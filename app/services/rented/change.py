@@ -31,7 +31,8 @@ Minutes = Annotated[float, Field(gt=0)]
 class Given(BaseModel):
     """What a caller sends: unknown fields refused by name, values of the wrong type too."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # Built at the first change read, not at import (every start imports the changes, few read one).
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class _Setting(Given):

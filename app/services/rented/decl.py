@@ -97,7 +97,9 @@ class RuleBook(Protocol):
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Validators built at the first declaration read, not at import: a node with no rented node reads
+    # none, and building these seven models was about 17 ms of every start (issue 31).
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class Routing(_Part):
