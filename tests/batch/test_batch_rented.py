@@ -69,14 +69,16 @@ def sponsor_with_local_copy(node_factory: Any, tiny_factory: Any, sim: Simulator
     return sponsor
 
 
-def budget_run(sim_factory: Any, node_factory: Any, tiny_factory: Any, tmp_path: Path, total: int,
-               **sim_settings: Any) -> int:
+def budget_run(sim_factory: Any, node_factory: Any, tiny_factory: Any, tmp_path: Path, total: int, *,
+               local_delay: float, **sim_settings: Any) -> int:
     """A batch of ``total`` lines with a budget of 2.5 billed minutes, on a window and a local copy: it
     leaves the window at its budget, HF bills within the budget and one minute during it, all lines end;
-    how many lines the window answered."""
+    how many lines the window answered. Each line takes a set time on each copy (``local_delay``, the
+    simulator's ``job_answer_delay_s``), so the batch outlasts its budget on any CPU: a batch that ended
+    first would test nothing (and on a fast machine one did, in 2 s)."""
     minute = 1.0
     sim: SimulatorThread = sim_factory(minute_s=minute, **JOB_SIM, **sim_settings)
-    sponsor = sponsor_with_local_copy(node_factory, tiny_factory, sim, minute, delay=0.02, capacity=8)
+    sponsor = sponsor_with_local_copy(node_factory, tiny_factory, sim, minute, delay=local_delay, capacity=8)
     out = sponsor.cli("rented", "create", "win", "--provider", "huggingface-job", "--model", MODEL, "--gpu", "l4x1",
                       "--window", "2h", "--yes", "--json")
     window = json.loads(out.stdout)
@@ -118,7 +120,10 @@ def budget_run(sim_factory: Any, node_factory: Any, tiny_factory: Any, tmp_path:
 
 def test_a_budget_stops_rented_use_and_the_local_copy_finishes(sim_factory: Any, node_factory: Any,
                                                                 tiny_factory: Any, tmp_path: Path) -> None:
-    assert budget_run(sim_factory, node_factory, tiny_factory, tmp_path, 1500) > 0  # the window served lines
+    # At most 8 / 0.1 s locally and 4 / 0.05 s on the window: 1,500 lines take ≥ 9 s, the budget ~3 s.
+    served = budget_run(sim_factory, node_factory, tiny_factory, tmp_path, 1500, local_delay=0.1,
+                        job_answer_delay_s=0.05)
+    assert served > 0  # the window served lines
 
 
 def test_a_budget_stops_a_window_whose_answers_take_minutes(sim_factory: Any, node_factory: Any,
@@ -126,7 +131,7 @@ def test_a_budget_stops_a_window_whose_answers_take_minutes(sim_factory: Any, no
     """The window's answers take 4 billed minutes: no line ends before the budget is spent, so the budget
     is checked on the money clock (each minute HF starts), not when a line ends. The lines the cancel cut
     go to the local copy."""
-    budget_run(sim_factory, node_factory, tiny_factory, tmp_path, 300, job_answer_delay_s=4.0)
+    budget_run(sim_factory, node_factory, tiny_factory, tmp_path, 300, local_delay=0.02, job_answer_delay_s=4.0)
 
 
 def test_plan_proposes_the_window_run_rent_starts_and_hf_bills_its_cost(sim_factory: Any, node_factory: Any,

@@ -4,12 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+import app.ui.app as app_module
 from app.simulator import SimulatedHF
+from app.ui.quitting import QuitDialog
 from tests.ui.conftest import until
 from tests.ui.helpers import find_action, open_menu, running_gpu, sim_state
 
 
-async def test_quit_from_the_menu_pauses_the_managed_endpoint(sim: SimulatedHF, make_app: Any) -> None:
+async def test_quit_from_the_menu_pauses_the_managed_endpoint(sim: SimulatedHF, make_app: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    intros: list[str] = []
+
+    class Recorded(QuitDialog):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            intros.append(self.intro.text())  # as first shown: the pause can end before a poll sees it
+
+    monkeypatch.setattr(app_module, "QuitDialog", Recorded)
     app = await make_app()
     await running_gpu(app, sim)
     open_menu(app)
@@ -17,7 +30,7 @@ async def test_quit_from_the_menu_pauses_the_managed_endpoint(sim: SimulatedHF, 
     assert runtime.exists()
     find_action(app.tray.menu, "Quit").trigger()
     dialog = await until(lambda: app.quit_dialog, what="the quit window")
-    assert dialog.intro.text() == "Pausing gpu so it stops billing…"
+    assert intros == ["Pausing gpu so it stops billing…"]
     await until(lambda: app._done.is_set(), timeout=20, what="quit to finish")
     assert "Pausing gpu…" in dialog.steps and dialog.steps[-1] == "Stopped."
     assert sim_state(sim, "gpu") == "paused"
