@@ -24,7 +24,7 @@ from typing import Any
 
 from app.services.backends.base import Upstream
 from app.services.routing.affinity import prefer_affine
-from app.services.routing.fit import RequestSize, holds
+from app.services.routing.fit import Copies, RequestSize, copies_of, holds
 from app.services.routing.why import explain
 
 # What marks a 403 as a refusal by a node's rules, for whoever reads it back over the relay.
@@ -70,24 +70,23 @@ def is_busy(upstream: Upstream) -> bool:
 
 
 def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, size: RequestSize | None = None,
-               affine: str | None = None, exact: Mapping[str, RequestSize] | None = None) -> Plan:
-    """``exact``: the request's size on a copy whose engine counted its tokens (``fit.exact_sizes``)."""
+               affine: str | None = None, exact: Mapping[str, RequestSize] | None = None,
+               copies: Copies | None = None) -> Plan:
+    """``exact``: the request's size on a copy whose engine counted its tokens (``fit.exact_sizes``);
+    ``copies``: ``fit.copies_of(upstreams, model, size)`` when the caller has it already."""
     plan = Plan(model, size=size)
     lan: list[Upstream] = []
     rented: list[Upstream] = []
-    for upstream in upstreams:
-        if upstream.upstream_model(model) is None:
-            continue
+    for upstream, window in copies_of(upstreams, model, size) if copies is None else copies:
         reason = upstream.ineligible_reason() if caller is None else upstream.ineligible_reason_for(caller)
         if reason:
             plan.refused.append((upstream.display_name(), reason))
             continue
         if size is not None:
-            counted = (exact or {}).get(upstream.key)
-            fits, window = holds(upstream, model, counted or size)
+            counted = exact.get(upstream.key) if exact else None
             if counted is not None:
                 plan.counted[upstream.key] = counted.total
-            if not fits and window is not None:
+            if not holds(window, counted or size) and window is not None:
                 plan.too_small.append((upstream.display_name(), window, upstream.kind))
                 continue
             plan.windows[upstream.key] = window
