@@ -91,7 +91,16 @@ def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, siz
                 continue
             plan.windows[upstream.key] = window
         (rented if upstream.kind == "rented" else lan).append(upstream)
-    lan.sort(key=lambda u: (u.load(), u.kind != "engine"))
+    if len(lan) > 1:
+        lan.sort(key=lambda u: (u.load(), u.kind != "engine"))
+    plan.candidates = prefer_affine(_with_rented(plan, lan, rented) if rented else lan, affine)
+    if affine is not None and plan.candidates and plan.candidates[0].key == affine:
+        plan.affine = affine
+    return plan
+
+
+def _with_rented(plan: Plan, lan: list[Upstream], rented: list[Upstream]) -> list[Upstream]:
+    """The LAN copies (ordered by load) and the rented ones, each where its policy puts it."""
     all_busy = bool(lan) and all(is_busy(u) for u in lan)
     prefer = [u for u in rented if u.policy() == "prefer"]
     overflow = [u for u in rented if u.policy() == "overflow"]
@@ -99,8 +108,4 @@ def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, siz
     for upstream in rented:
         if upstream.policy() == "never":
             plan.refused.append((upstream.display_name(), "routing policy is 'never'"))
-    ordered = prefer + (overflow + lan if all_busy else lan + overflow) + fallback
-    plan.candidates = prefer_affine(ordered, affine)
-    if affine is not None and plan.candidates and plan.candidates[0].key == affine:
-        plan.affine = affine
-    return plan
+    return prefer + (overflow + lan if all_busy else lan + overflow) + fallback
