@@ -53,6 +53,10 @@ def collect(providers: Iterable[Callable[[], Iterable[Row]]], what: str, logger:
     """Every row the providers give; one provider's failure is logged and costs only its rows."""
     rows: list[Row] = []
     for provider in list(providers):
-        with guarded(what, logger):
+        # ``guarded``'s boundary, written out: the registry collects on every request, and a generator's
+        # context manager per provider was a fifth of an idle node's registry walk.
+        try:
             rows.extend(provider())
+        except Exception:
+            logger.exception("%s failed", what)
     return rows

@@ -30,7 +30,15 @@ from app.services.jobs.records import Workload
 from app.services.jobs.tracker import JobTracker
 from app.services.json_types import JsonObject
 from app.services.routing.affinity import MAX_CONVERSATIONS, AffinityBook
-from app.services.routing.fit import RequestSize, estimate, exact_sizes, is_too_long, with_window
+from app.services.routing.fit import (
+    RequestSize,
+    copies_of,
+    estimate,
+    exact_sizes,
+    is_too_long,
+    near_edge,
+    with_window,
+)
 from app.services.routing.plan import Plan, build_plan
 from app.services.routing.registry import UpstreamRegistry
 from app.services.routing.rent_hint import rent_hint
@@ -180,8 +188,14 @@ class InferenceService:
                        affine: str | None = None, body: JsonObject | None = None) -> Plan:
         """``body``: the request, for the engines' own token counts near a window's edge."""
         upstreams = self.registry.all(local_only=caller.local_only)
-        exact = await exact_sizes(upstreams, model, size, body) if size is not None and body is not None else {}
-        plan = build_plan(model, upstreams, caller, size=size, affine=affine, exact=exact)
+        copies = copies_of(upstreams, model, size)  # each copy's window, looked up once for both steps
+        exact: dict[str, RequestSize] = {}
+        counted = False
+        if size is not None and body is not None and any(near_edge(window, size) for _, window in copies):
+            exact, counted = await exact_sizes(copies, model, size, body), True
+        # After the engines' counts (a while), the plan looks at the windows again, as they are now.
+        plan = build_plan(model, upstreams, caller, size=size, affine=affine, exact=exact,
+                          copies=None if counted else copies)
         if not plan.candidates and not plan.refused and not plan.too_small:
             await self._refresh_stale()
             plan = build_plan(model, self.registry.all(local_only=caller.local_only), caller, size=size,

@@ -206,3 +206,35 @@ async def test_a_listed_per_token_price_names_its_provider(setup: dict[str, Any]
     price = node.token_price("m")
     assert price is not None and price.source == "Acme's router"
     assert price.text().endswith("(Acme's router)")
+
+
+async def test_no_cap_reads_no_spend_and_a_cap_given_later_holds(setup: dict[str, Any], tls_tiny: TlsTiny) -> None:
+    """After each answer an uncapped node reads nothing from the spend account; a cap given while it runs is
+    looked at from the next answer on (the end-to-end form: tests/rented/test_cap_set_while_running.py)."""
+    manager: RentedManager = setup["manager"]
+    await manager.attach(decl(tls_tiny), TOKEN)
+    node = manager.get("gpu")
+    reads: list[str] = []
+    spent = manager.meter.spent
+
+    def counted(name: str, period: Any) -> float:
+        reads.append(period)
+        return spent(name, period)
+
+    manager.meter.spent = counted  # type: ignore[method-assign]
+
+    async def answer(job_id: str) -> None:
+        manager.hooks.began(node, job_id)
+        setup["clock"].now += 600  # ten minutes at $3.60/h = $0.60
+        manager.bus.publish(WorkloadFinished(job={"id": job_id, "rented_node": "gpu", "serving_node_id": node.node_id}))
+        await asyncio.sleep(0)  # the cost is recorded (and the cap looked at) at the loop's next turn
+        await asyncio.sleep(0)
+
+    await answer("job-1")
+    assert reads == [] and node.ineligible_reason() is None
+    await manager.set("gpu", RentedChange(budget=BudgetChange(usd_per_day=1.0)))  # its row shows the totals
+    assert node.ineligible_reason() is None  # $0.60 of $1.00
+    reads.clear()
+    await answer("job-2")
+    assert reads == ["day"]  # the cap's period only
+    assert node.ineligible_reason() == "budget reached: $1.20 of $1.00 per day (UTC)"

@@ -433,8 +433,10 @@ class RentedManager:
         reason, reached = None, None
         caps: tuple[tuple[Period, float | None], ...] = (("day", budget.usd_per_day), ("month", budget.usd_per_month))
         for period, cap in caps:
+            if cap is None:
+                continue  # no cap for this period: its spend (a read of the account per answer) decides nothing
             spent = self.meter.spent(node.name, period)
-            if cap is not None and spent >= cap:
+            if spent >= cap:
                 reason = f"budget reached: ${spent:.2f} of ${cap:.2f} per {period} (UTC)"
                 reached = (spent, cap, period)
                 break

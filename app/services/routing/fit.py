@@ -160,10 +160,9 @@ def with_window(upstream: Upstream, canonical: str, size: RequestSize, body: dic
     return {**body, "options": options}
 
 
-def holds(upstream: Upstream, canonical: str, size: RequestSize) -> tuple[bool, int | None]:
-    """Whether the copy can hold the request (an unknown window is given the benefit), and its window."""
-    window = window_for(upstream, canonical, size)
-    return (window is None or size.total <= window), window
+def holds(window: int | None, size: RequestSize) -> bool:
+    """Whether a copy of ``window`` (``window_for``) can hold the request; an unknown window is given the benefit."""
+    return window is None or size.total <= window
 
 
 def is_too_long(status: int, text: str) -> bool:
@@ -208,16 +207,24 @@ def prompt_text(body: dict[str, Any]) -> tuple[str, int]:
     return "\n".join(texts), extra
 
 
-def near_edge(upstream: Upstream, canonical: str, size: RequestSize) -> bool:
-    """The estimate says the copy cannot hold the request, but an exact count might say it can."""
-    window = window_for(upstream, canonical, size)
+Copies = list[tuple[Upstream, int | None]]
+
+
+def copies_of(upstreams: list[Upstream], canonical: str, size: RequestSize | None) -> Copies:
+    """The upstreams that have the model, in order, each with its window for the request (``window_for``;
+    None without a size): looked up once per request for both the exact counts and the plan."""
+    return [(u, window_for(u, canonical, size) if size is not None else None)
+            for u in upstreams if u.upstream_model(canonical) is not None]
+
+
+def near_edge(window: int | None, size: RequestSize) -> bool:
+    """The estimate says the copy (of ``window``) cannot hold the request, but an exact count might say it can."""
     return window is not None and window < size.total <= window * EDGE
 
 
-async def exact_sizes(upstreams: list[Upstream], canonical: str, size: RequestSize,
-                      body: dict[str, Any]) -> dict[str, RequestSize]:
+async def exact_sizes(copies: Copies, canonical: str, size: RequestSize, body: dict[str, Any]) -> dict[str, RequestSize]:
     """For each copy near its window's edge whose engine counts tokens: the request's size by that count."""
-    near = [u for u in upstreams if u.upstream_model(canonical) is not None and near_edge(u, canonical, size)]
+    near = [u for u, window in copies if near_edge(window, size)]
     if not near:
         return {}
     text, extra = prompt_text(body)

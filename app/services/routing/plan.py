@@ -24,7 +24,7 @@ from typing import Any
 
 from app.services.backends.base import Upstream
 from app.services.routing.affinity import prefer_affine
-from app.services.routing.fit import RequestSize, holds
+from app.services.routing.fit import Copies, RequestSize, copies_of, holds
 from app.services.routing.why import explain
 
 # What marks a 403 as a refusal by a node's rules, for whoever reads it back over the relay.
@@ -70,29 +70,37 @@ def is_busy(upstream: Upstream) -> bool:
 
 
 def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, size: RequestSize | None = None,
-               affine: str | None = None, exact: Mapping[str, RequestSize] | None = None) -> Plan:
-    """``exact``: the request's size on a copy whose engine counted its tokens (``fit.exact_sizes``)."""
+               affine: str | None = None, exact: Mapping[str, RequestSize] | None = None,
+               copies: Copies | None = None) -> Plan:
+    """``exact``: the request's size on a copy whose engine counted its tokens (``fit.exact_sizes``);
+    ``copies``: ``fit.copies_of(upstreams, model, size)`` when the caller has it already."""
     plan = Plan(model, size=size)
     lan: list[Upstream] = []
     rented: list[Upstream] = []
-    for upstream in upstreams:
-        if upstream.upstream_model(model) is None:
-            continue
+    for upstream, window in copies_of(upstreams, model, size) if copies is None else copies:
         reason = upstream.ineligible_reason() if caller is None else upstream.ineligible_reason_for(caller)
         if reason:
             plan.refused.append((upstream.display_name(), reason))
             continue
         if size is not None:
-            counted = (exact or {}).get(upstream.key)
-            fits, window = holds(upstream, model, counted or size)
+            counted = exact.get(upstream.key) if exact else None
             if counted is not None:
                 plan.counted[upstream.key] = counted.total
-            if not fits and window is not None:
+            if not holds(window, counted or size) and window is not None:
                 plan.too_small.append((upstream.display_name(), window, upstream.kind))
                 continue
             plan.windows[upstream.key] = window
         (rented if upstream.kind == "rented" else lan).append(upstream)
-    lan.sort(key=lambda u: (u.load(), u.kind != "engine"))
+    if len(lan) > 1:
+        lan.sort(key=lambda u: (u.load(), u.kind != "engine"))
+    plan.candidates = prefer_affine(_with_rented(plan, lan, rented) if rented else lan, affine)
+    if affine is not None and plan.candidates and plan.candidates[0].key == affine:
+        plan.affine = affine
+    return plan
+
+
+def _with_rented(plan: Plan, lan: list[Upstream], rented: list[Upstream]) -> list[Upstream]:
+    """The LAN copies (ordered by load) and the rented ones, each where its policy puts it."""
     all_busy = bool(lan) and all(is_busy(u) for u in lan)
     prefer = [u for u in rented if u.policy() == "prefer"]
     overflow = [u for u in rented if u.policy() == "overflow"]
@@ -100,8 +108,4 @@ def build_plan(model: str, upstreams: list[Upstream], caller: Any = None, *, siz
     for upstream in rented:
         if upstream.policy() == "never":
             plan.refused.append((upstream.display_name(), "routing policy is 'never'"))
-    ordered = prefer + (overflow + lan if all_busy else lan + overflow) + fallback
-    plan.candidates = prefer_affine(ordered, affine)
-    if affine is not None and plan.candidates and plan.candidates[0].key == affine:
-        plan.affine = affine
-    return plan
+    return prefer + (overflow + lan if all_busy else lan + overflow) + fallback
