@@ -71,7 +71,7 @@ class ResponseReader:
         (an engine does not answer a request it was not sent)."""
         if self._mode == "chunk-size" and not self._buf:
             # The read a paced stream is made of: exactly one whole chunk, its size in lower-case hex
-            # without leading zeros (as aiohttp, h11 and llama.cpp write it). Its size must then be
+            # without leading zeros (as aiohttp, h11 and Go's net/http write it). Its size must then be
             # what is left after the size line and the two CRLFs, so reading it is one search, one
             # format, one comparison and one slice. Anything else (several chunks or part of one, an
             # extension, upper case, leading zeros, the last chunk) is read below, with every check.
