@@ -107,3 +107,52 @@ def test_reset_reads_the_next_response_on_a_kept_connection() -> None:
     reader.reset()
     reader2_body = b"".join(reader.feed(CHUNKED))
     assert reader2_body == CHUNKED_BODY and reader.done
+
+
+def read_bytewise(raw: bytes) -> tuple[ResponseReader, bytes]:
+    """The same bytes one at a time: never one whole chunk in a read, so never the short way."""
+    reader = ResponseReader()
+    return reader, b"".join(b"".join(reader.feed(raw[i:i + 1])) for i in range(len(raw)))
+
+
+def chunked(*reads: bytes) -> list[bytes]:
+    return [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", *reads]
+
+
+LOOKS_LIKE_TWO = b"x\r\n3\r\nabc\r\n"  # one chunk's data that reads like the end of one and a next one
+
+
+@pytest.mark.parametrize("reads", [
+    chunked(b"b\r\nhello world\r\n", b"0\r\n\r\n"),  # one whole chunk per read: the short way
+    chunked(b"%x\r\n%b\r\n" % (len(LOOKS_LIKE_TWO), LOOKS_LIKE_TWO), b"0\r\n\r\n"),
+    chunked(b"3\r\none\r\n3\r\ntwo\r\n", b"0\r\n\r\n"),  # two chunks in a read
+    chunked(b"B\r\nhello world\r\n", b"0\r\n\r\n"),  # upper case
+    chunked(b"00b\r\nhello world\r\n", b"0\r\n\r\n"),  # leading zeros
+    chunked(b"b;x=1\r\nhello world\r\n", b"0\r\n\r\n"),  # an extension
+    chunked(b"f\r\nhello world\r\n", b"ab\r\n", b"0\r\n\r\n"),  # a chunk longer than its read
+    chunked(b"b\r\nhello", b" world\r\n", b"b\r\nhello world\r\n", b"0\r\n\r\n"),  # after a cut one
+    chunked(b"b\r\nhello world\r\n0\r\n\r\n"),  # the last chunk in the same read
+])
+def test_a_read_of_one_whole_chunk_gives_what_every_other_cut_gives(reads: list[bytes]) -> None:
+    reader = ResponseReader()
+    pieces = [reader.feed(read) for read in reads]
+    slow_reader, slow_body = read_bytewise(b"".join(reads))
+    assert b"".join(b"".join(p) for p in pieces) == slow_body
+    assert reader.done and slow_reader.done and reader.reusable
+    whole = [p for read, p in zip(reads[1:], pieces[1:], strict=True) if read == b"b\r\nhello world\r\n"]
+    assert all(p == [b"hello world"] for p in whole)
+
+
+@pytest.mark.parametrize("read", [
+    b"5\r\nhello world\r\n",  # a size shorter than the read's chunk
+    b"0x5\r\nhello\r\n",  # int() would take it; HTTP does not
+    b"+b\r\nhello world\r\n",
+    b"b\r\nhello worldXY\r\n",  # not a CRLF right after the data
+])
+def test_a_read_that_only_looks_like_one_whole_chunk_is_refused_as_before(read: bytes) -> None:
+    reader = ResponseReader()
+    reader.feed(chunked()[0])
+    with pytest.raises(MalformedResponse):
+        reader.feed(read)
+    with pytest.raises(MalformedResponse):
+        read_bytewise(chunked(read)[0] + read)

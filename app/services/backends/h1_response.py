@@ -69,6 +69,17 @@ class ResponseReader:
     def feed(self, data: bytes) -> list[bytes]:
         """The body pieces ``data`` completes, in order. Bytes after the response's end are an error
         (an engine does not answer a request it was not sent)."""
+        if self._mode == "chunk-size" and not self._buf:
+            # The read a paced stream is made of: exactly one whole chunk, its size in lower-case hex
+            # without leading zeros (as aiohttp, h11 and Go's net/http write it). Its size must then be
+            # what is left after the size line and the two CRLFs, so reading it is one search, one
+            # format, one comparison and one slice. Anything else (several chunks or part of one, an
+            # extension, upper case, leading zeros, the last chunk) is read below, with every check.
+            nl = data.find(b"\r\n", 0, 18)
+            if nl > 0:
+                whole = len(data) - nl - 4  # the chunk's size, if the read is one whole chunk
+                if whole > 0 and data.endswith(b"\r\n") and data[:nl] == b"%x" % whole:
+                    return [data[nl + 2:-2]]
         pieces: list[bytes] = []
         if self._buf:
             data, self._buf = self._buf + data, b""

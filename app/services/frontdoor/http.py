@@ -10,6 +10,7 @@ its time to first byte (bench/README.md, "The rented link at 40 ms RTT").
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
@@ -102,19 +103,20 @@ class _TransportOut:
         self._transport: asyncio.WriteTransport = transport  # type: ignore[assignment]
         self._chunked = response.headers.get("Transfer-Encoding", "").lower() == "chunked"
         self._writer: AbstractStreamWriter | None = writer
+        # The transport's own methods, bound once: ``send`` and ``closing`` run once per read.
+        self._write, self._buffered = self._transport.write, self._transport.get_write_buffer_size
+        self.closing: Callable[[], bool] = self._transport.is_closing
 
-    def write(self, data: bytes) -> None:
+    def send(self, data: bytes) -> bool:
         framed = b"%x\r\n%b\r\n" % (len(data), data) if self._chunked else data
         if self._writer is not None:
             head, self._writer = _take_head(self._writer), None
             framed = head + framed
-        self._transport.write(framed)
-
-    def closing(self) -> bool:
-        return self._transport.is_closing()
+        self._write(framed)
+        return self._buffered() > BACKED_UP_BYTES
 
     def backed_up(self) -> bool:
-        return self._transport.get_write_buffer_size() > BACKED_UP_BYTES
+        return self._buffered() > BACKED_UP_BYTES
 
     async def drained(self) -> None:
         # Only a caller slower than its engine gets here; aiohttp offers no public wait on its

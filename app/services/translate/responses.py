@@ -106,16 +106,19 @@ class PassThrough(StreamTranslator):
         # hold no such token (most of a stream) is not split into lines at all: one C-speed search
         # of the whole lines, the held start of the first one included, so a token cut across two
         # reads is found in the read that completes its line.
+        # ``find`` rather than ``in``: bytes' ``in`` first tries its operand as an int, and the
+        # TypeError it makes and clears costs more than the search (about 100 ns a read).
         if self._openai:
-            usage = b'"usage"' in out and _real_usage(out)
-            if usage or b"[DONE]" in out:
+            usage = out.find(b'"usage"') >= 0 and _real_usage(out)
+            if usage or out.find(b"[DONE]") >= 0:
                 self._inspect_all(out)
                 if usage and self._drop_usage_chunk:
                     out = _without_usage_chunk(out)
         elif self._may_end(out):
             self._inspect_all(out)
-        for old, new in self._renames:
-            out = out.replace(old, new)
+        if self._renames:
+            for old, new in self._renames:
+                out = out.replace(old, new)
         return out
 
     def _inspect_all(self, lines: bytes) -> None:
