@@ -1,0 +1,144 @@
+"""A peer's pass-through relay streams on the splice's own connections, under the warm pool's rules.
+
+B relays a stream whose caller and A speak the same API: read through aiohttp's client, each chunk
+cost B a task wake, a StreamReader and a timer re-arm (bench/README.md, *The quiet full run of
+2026-12-05*, rows 3 and 5). ``WarmSplice`` is the splice's client (``backends/splice_client.py``)
+with the connections of one peer's ``WarmPool`` (``warm_pool.py``, whose rules it keeps):
+
+* every connection, full handshake or resumed (``ResumingContext``), is checked against the pin
+  before it carries a request; one that fails is closed and the session forgotten, as is the session
+  after any TLS failure;
+* connections are opened a few at a time (``opening``: under the peer's handshake budget);
+* an idle one is closed after the pool's ``keepalive_s`` (shorter than the peer's server's), which
+  follows what the peer tells; the pool trims idle ones above its target and opens spares here;
+* ``cut_all`` (the pool's ``drop``) closes every connection, those carrying a stream too.
+
+A kept connection that ended unanswered is not asked again (``resend_unanswered`` off): the peer
+may serve the request from a rented node, where a second copy could be billed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from app.services.backends.splice_client import SpliceClient, _Conn, _Pool
+from app.services.cluster.warm_pool import WARM_MAX
+from app.services.errors import UpstreamError
+
+if TYPE_CHECKING:
+    from app.services.cluster.warm_pool import WarmPool
+
+
+class _WarmConn(_Conn):
+    """A splice connection its ``WarmSplice`` knows of from its handshake to its close."""
+
+    def __init__(self, pool: _Pool, owner: WarmSplice) -> None:
+        super().__init__(pool)
+        self.owner = owner
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self.owner.conns.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner.conns.discard(self)
+        super().connection_lost(exc)
+
+    def close(self) -> None:
+        self.owner.conns.discard(self)
+        super().close()
+
+    def idle(self) -> None:
+        warm = self.owner.warm
+        if warm.dropped or self.owner.closed:
+            self.exchange = None
+            self.close()
+            return
+        # By the end of an answer the peer's ticket (sent after the handshake) has been read.
+        if self.transport is not None:
+            warm.context.sessions.keep(self.transport.get_extra_info("ssl_object"))
+        super().idle()
+
+
+class WarmSplice(SpliceClient):
+    """One peer's splice connections, pinned, paced, reaped and sized by its ``WarmPool``."""
+
+    def __init__(self, warm: WarmPool, *, opening: int, connect_timeout_s: float) -> None:
+        super().__init__(warm.context, connect_timeout_s=connect_timeout_s, keep_idle_s=warm.keepalive_s,
+                         max_idle=WARM_MAX, resend_unanswered=False, server_hostname=warm.hostname)
+        self.warm = warm
+        self.conns: set[_WarmConn] = set()
+        self._closed = False
+        self._opening = asyncio.Semaphore(opening)
+        warm.attach(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _protocol(self, pool: _Pool) -> _Conn:
+        return _WarmConn(pool, self)
+
+    async def _connect(self, scheme: str, host: str, port: int, pool: _Pool, label: str) -> _Conn:
+        warm = self.warm
+        if warm.dropped or self._closed:
+            raise UpstreamError(f"{warm.label} is no longer paired")
+        async with self._opening:
+            try:
+                conn = await super()._connect(scheme, host, port, pool, label)
+            except ssl.SSLError:
+                warm.context.sessions.clear()  # whatever answers there now did not take our session
+                raise
+        transport = conn.transport
+        if self._closed or not warm.admit(transport.get_extra_info("ssl_object") if transport is not None else None):
+            conn.close()
+            raise ssl.SSLCertVerificationError(f"{warm.label} did not show its pinned certificate")
+        return conn
+
+    # --- the pool's policy drives these (warm_pool.WarmConnections) ----------------------------
+    async def open_spare(self, url: str, server_hostname: str) -> None:
+        """One more idle connection to ``url``, as a request there would have opened it."""
+        parts = urlsplit(url)
+        host = parts.hostname or "127.0.0.1"
+        port = parts.port or 443
+        pool = self._pool("https", host, port)
+        conn = await self._connect("https", host, port, pool, self.warm.label)
+        conn.idle()  # closed instead when the pool was dropped or closed meanwhile
+
+    def counts(self) -> tuple[int, int]:
+        idle = sum(len(pool.idle) for pool in self._pools.values())
+        return idle, max(0, len(self.conns) - idle)
+
+    def trim(self, keep: int) -> int:
+        """Close idle connections, least recently used first, until at most ``keep`` are open."""
+        idle, busy = self.counts()
+        excess = min(idle, idle + busy - keep)
+        closed = 0
+        for pool in self._pools.values():
+            while pool.idle and closed < excess:
+                pool.idle.popleft().close()
+                closed += 1
+        return closed
+
+    def cut_all(self) -> None:
+        """Close every connection now; a stream under way ends with a cut."""
+        self.trim(0)
+        for conn in list(self.conns):
+            if conn.transport is not None:
+                conn.transport.abort()
+
+    def cut_settled(self) -> bool:
+        return not self.conns
+
+    def set_keepalive(self, seconds: float) -> None:
+        self._keep_idle_s = seconds
+        for pool in self._pools.values():
+            pool.set_keep_idle(seconds)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self.cut_all()
+        await super().aclose()
