@@ -29,7 +29,7 @@ from app.services.cluster.server import ClusterHandlers, ClusterServer
 from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, resuming_client_context
 from app.services.cluster.tls_sessions import check_pin
 from app.services.cluster.trust import PeerPin, TrustStore
-from app.services.errors import UpstreamError
+from app.services.errors import UpstreamCut, UpstreamError
 from app.services.events import EventBus
 from tests.cluster.conftest import Node, forge_identity
 
@@ -235,6 +235,10 @@ async def test_idle_connections_are_reaped_before_the_peers_server_lets_go(
     assert port.open_connections() == 4
     await until(lambda: port.open_connections() == 0, "the idle connections reaped by the client")
     assert idle(client) == 0
+    # The next request opens a new connection (resuming the session) and is answered.
+    shakes = client.pool.row()["handshakes_full"] + client.pool.row()["handshakes_resumed"]
+    await relay_streams(client, port, 1)
+    assert client.pool.row()["handshakes_full"] + client.pool.row()["handshakes_resumed"] == shakes + 1
 
 
 async def test_a_resumed_session_carries_the_peers_certificate_and_is_checked_against_the_pin(
@@ -362,8 +366,8 @@ async def test_an_unpaired_or_re_pinned_peer_loses_its_pool_and_sessions_at_once
         assert manager.peers.get(a.identity.node_id) is not peer
         with pytest.raises(UpstreamError, match="no longer paired"):
             await open_stream(client)
-        # Its connections close, the stream under way with them.
-        with pytest.raises(UpstreamError):
+        # Its connections close, the stream under way with them: cut now, not after its idle timeout.
+        with pytest.raises(UpstreamCut, match="cut the stream"):
             async for _ in streaming.rest:
                 pass
         await streaming.aclose()

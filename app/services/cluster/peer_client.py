@@ -132,6 +132,7 @@ class PeerClient:
                     url, json_body=body, headers={**self._self_headers, **headers},
                     first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
                     retry_statuses=RELAY_RETRY_STATUSES)
+                self.pool.spliced += 1
             else:
                 opened = await self._streams.open(
                     url, json_body=body, headers={**self._self_headers, **headers},

@@ -198,7 +198,7 @@ class WarmPool:
         self.context, self.fingerprint, self.hostname, self.label = context, fingerprint, hostname, label
         self.keepalive_s = client_keepalive_s(None)
         self.demand = Demand(CLIENT_KEEPALIVE_S)
-        self.full = self.resumed = self.refused = 0
+        self.full = self.resumed = self.refused = self.spliced = 0
         self.dropped = False
         self._sets: list[WarmConnections] = []
         self._streams: WarmConnections | None = None  # where relayed streams go, and so the spares
@@ -304,4 +304,4 @@ class WarmPool:
         return {"idle": idle, "in_use": busy, "target": 0 if self.dropped else self.target(),
                 "peak_in_flight": self.demand.peak(), "keepalive_s": self.keepalive_s,
                 "handshakes_full": self.full, "handshakes_resumed": self.resumed, "refused": self.refused,
-                "session_cached": self.context.sessions.held}
+                "session_cached": self.context.sessions.held, "spliced": self.spliced}
