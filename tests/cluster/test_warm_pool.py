@@ -20,7 +20,7 @@ from aiohttp import web
 
 from app.environment import reread_environment
 from app.services.backends.base import Opened
-from app.services.cluster import warm_pool
+from app.services.cluster import peer_client, warm_pool
 from app.services.cluster.facts import LoadBook, load_doc
 from app.services.cluster.identity import peer_hostname
 from app.services.cluster.peer_client import PeerClient
@@ -29,7 +29,7 @@ from app.services.cluster.server import ClusterHandlers, ClusterServer
 from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, resuming_client_context
 from app.services.cluster.tls_sessions import check_pin
 from app.services.cluster.trust import PeerPin, TrustStore
-from app.services.errors import UpstreamCut, UpstreamError
+from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 from app.services.events import EventBus
 from tests.cluster.conftest import Node, forge_identity
 
@@ -377,3 +377,27 @@ async def test_an_unpaired_or_re_pinned_peer_loses_its_pool_and_sessions_at_once
         await until(lambda: port.open_connections() == 0, "every connection of the old client closed")
     finally:
         await manager.stop()
+
+
+async def test_streams_beyond_the_peers_connection_limit_wait_for_one_to_end(
+        make_node: Callable[[str], Node], cluster_port: Callable[[Node], Any], clients: list[PeerClient],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(peer_client, "RELAY_CONNECTIONS_PER_PEER", 3)  # the peer's port admits 512 in all
+    a, b = make_node("a"), make_node("b")
+    a.trust.add(pin_of(b))
+    port: Port = await cluster_port(a)
+    client = client_to(b, port, clients)
+    port.go.clear()
+    held = [await open_stream(client) for _ in range(3)]
+    # A fourth waits for a connection within its first-byte budget, and is never sent.
+    with pytest.raises(UpstreamTimeout):
+        await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=0.2, idle_timeout_s=30, pass_through=True)
+    assert len(port.relayed) == 3
+    port.go.set()
+    for opened in held:
+        assert b"".join([chunk async for chunk in opened.rest]).endswith(b"[DONE]\n\n")
+        await opened.aclose()
+    after = await open_stream(client)  # a stream that ended made room
+    assert after.first_chunk.startswith(b"data: first")
+    await after.aclose()
+    assert len(port.relayed) == 4

@@ -76,7 +76,8 @@ class PeerClient:
         self._streams = StreamClient(streams_context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER,
                                      max_opening=RELAY_OPENING_PER_PEER, paced_connector=self.pool.make_connector)
         self._splice = (None if environment().splice_off else
-                        WarmSplice(self.pool, opening=RELAY_OPENING_PER_PEER, connect_timeout_s=5.0))
+                        WarmSplice(self.pool, opening=RELAY_OPENING_PER_PEER, limit=RELAY_CONNECTIONS_PER_PEER,
+                                   connect_timeout_s=5.0))
 
     @property
     def label(self) -> str:

@@ -8,7 +8,9 @@ with the connections of one peer's ``WarmPool`` (``warm_pool.py``, whose rules i
 * every connection, full handshake or resumed (``ResumingContext``), is checked against the pin
   before it carries a request; one that fails is closed and the session forgotten, as is the session
   after any TLS failure;
-* connections are opened a few at a time (``opening``: under the peer's handshake budget);
+* connections are opened a few at a time (``opening``: under the peer's handshake budget), and at
+  most ``limit`` streams are relayed at once (the peer's port admits so many connections): one
+  beyond waits for another to end, within its first-byte budget, as on aiohttp's connector;
 * an idle one is closed after the pool's ``keepalive_s`` (shorter than the peer's server's), which
   follows what the peer tells; the pool trims idle ones above its target and opens spares here;
 * ``cut_all`` (the pool's ``drop``) closes every connection, those carrying a stream too.
@@ -21,12 +23,16 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from app.services.backends.base import DEFAULT_IDLE_TIMEOUT_S, Opened
+from app.services.backends.http_open import FAILOVER_STATUSES
 from app.services.backends.splice_client import SpliceClient, _Conn, _Pool
 from app.services.cluster.warm_pool import WARM_MAX
-from app.services.errors import UpstreamError
+from app.services.errors import UpstreamError, UpstreamTimeout
 
 if TYPE_CHECKING:
     from app.services.cluster.warm_pool import WarmPool
@@ -66,13 +72,14 @@ class _WarmConn(_Conn):
 class WarmSplice(SpliceClient):
     """One peer's splice connections, pinned, paced, reaped and sized by its ``WarmPool``."""
 
-    def __init__(self, warm: WarmPool, *, opening: int, connect_timeout_s: float) -> None:
+    def __init__(self, warm: WarmPool, *, opening: int, limit: int, connect_timeout_s: float) -> None:
         super().__init__(warm.context, connect_timeout_s=connect_timeout_s, keep_idle_s=warm.keepalive_s,
                          max_idle=WARM_MAX, resend_unanswered=False, server_hostname=warm.hostname)
         self.warm = warm
         self.conns: set[_WarmConn] = set()
         self._closed = False
         self._opening = asyncio.Semaphore(opening)
+        self._streams = asyncio.Semaphore(limit)  # one per stream under way, as aiohttp's ``limit``
         warm.attach(self)
 
     @property
@@ -97,6 +104,39 @@ class WarmSplice(SpliceClient):
             conn.close()
             raise ssl.SSLCertVerificationError(f"{warm.label} did not show its pinned certificate")
         return conn
+
+    async def open(self, url: str, *, json_body: Mapping[str, object], headers: dict[str, str],
+                   first_byte_timeout_s: float, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, label: str,
+                   retry_statuses: frozenset[int] = FAILOVER_STATUSES) -> Opened:
+        """The splice's ``open``, once fewer than ``limit`` streams are under way (waited for within
+        the first-byte budget); the stream's slot is given back when it is closed."""
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(first_byte_timeout_s):
+                await self._streams.acquire()
+        except TimeoutError as exc:
+            raise UpstreamTimeout(f"{label} sent nothing within {first_byte_timeout_s:g} s") from exc
+        try:
+            opened = await super().open(
+                url, json_body=json_body, headers=headers,
+                first_byte_timeout_s=max(0.001, first_byte_timeout_s - (time.monotonic() - started)),
+                idle_timeout_s=idle_timeout_s, label=label, retry_statuses=retry_statuses)
+        except BaseException:
+            self._streams.release()
+            raise
+        release = opened.closer
+        held = True
+
+        async def close() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self._streams.release()
+            if release is not None:
+                await release()
+
+        opened.closer = close
+        return opened
 
     # --- the pool's policy drives these (warm_pool.WarmConnections) ----------------------------
     async def open_spare(self, url: str, server_hostname: str) -> None:
