@@ -1,5 +1,7 @@
 """Warm relay connections and TLS session resumption to a peer (cluster/warm_pool.py, tls_sessions.py).
 
+Every test runs on both of the relay's clients: pass-through streams on the splice's connections
+(``warm_splice.py``, the default) and aiohttp's (``PAIRWISE_SPLICE=off``); the pool's rules are the same.
 Real cluster ports (``ClusterServer``: the budgeted TLS listener, mutual TLS against pins, the
 per-request pin check) on 127.0.0.1, and the real relay client (``PeerClient``). Nothing here is
 timed: each step waits for the state it needs.
@@ -16,8 +18,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from app.environment import reread_environment
 from app.services.backends.base import Opened
-from app.services.cluster import warm_pool
+from app.services.cluster import peer_client, warm_pool
 from app.services.cluster.facts import LoadBook, load_doc
 from app.services.cluster.identity import peer_hostname
 from app.services.cluster.peer_client import PeerClient
@@ -26,7 +29,7 @@ from app.services.cluster.server import ClusterHandlers, ClusterServer
 from app.services.cluster.tls import PEER_PIN_KEY, TlsContexts, resuming_client_context
 from app.services.cluster.tls_sessions import check_pin
 from app.services.cluster.trust import PeerPin, TrustStore
-from app.services.errors import UpstreamError
+from app.services.errors import UpstreamCut, UpstreamError, UpstreamTimeout
 from app.services.events import EventBus
 from tests.cluster.conftest import Node, forge_identity
 
@@ -109,6 +112,24 @@ async def cluster_port(make_node: Callable[[str], Node]) -> AsyncIterator[Callab
         server.contexts.close()
 
 
+@pytest.fixture(autouse=True, params=["splice", "aiohttp"])
+def relay_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which client carries the relayed streams (the clients made in the test read it)."""
+    monkeypatch.setenv("PAIRWISE_SPLICE", "on" if request.param == "splice" else "off")
+    reread_environment()
+    return str(request.param)
+
+
+async def open_stream(client: PeerClient) -> Opened:
+    return await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30, pass_through=True)
+
+
+def streams_set(client: PeerClient) -> warm_pool.WarmConnections:
+    connections = client.pool.streams
+    assert connections is not None
+    return connections
+
+
 @pytest.fixture
 async def clients() -> AsyncIterator[list[PeerClient]]:
     made: list[PeerClient] = []
@@ -126,8 +147,7 @@ def client_to(me: Node, port: Port, made: list[PeerClient]) -> PeerClient:
 async def relay_streams(client: PeerClient, port: Port, count: int) -> None:
     """``count`` relayed streams open at once (each holding its own connection), then read to their end."""
     port.go.clear()
-    opened: list[Opened] = list(await asyncio.gather(*(
-        client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30) for _ in range(count))))
+    opened: list[Opened] = list(await asyncio.gather(*(open_stream(client) for _ in range(count))))
     assert all(o.first_chunk.startswith(b"data: first") for o in opened)
     assert client.pool.demand.in_flight == count
     port.go.set()
@@ -181,8 +201,7 @@ async def test_missing_connections_are_reopened_and_extra_ones_closed_as_demand_
     client = client_to(b, port, clients)
     await relay_streams(client, port, 6)
     await until(lambda: idle(client) == 6, "the burst's connections kept")
-    connector = client.pool._connector
-    assert connector is not None
+    connector = streams_set(client)
     assert connector.trim(3) == 3  # as if the peer had closed three of them
     client.keep_warm()
     await until(lambda: idle(client) == 6, "the missing connections reopened in the background")
@@ -216,6 +235,10 @@ async def test_idle_connections_are_reaped_before_the_peers_server_lets_go(
     assert port.open_connections() == 4
     await until(lambda: port.open_connections() == 0, "the idle connections reaped by the client")
     assert idle(client) == 0
+    # The next request opens a new connection (resuming the session) and is answered.
+    shakes = client.pool.row()["handshakes_full"] + client.pool.row()["handshakes_resumed"]
+    await relay_streams(client, port, 1)
+    assert client.pool.row()["handshakes_full"] + client.pool.row()["handshakes_resumed"] == shakes + 1
 
 
 async def test_a_resumed_session_carries_the_peers_certificate_and_is_checked_against_the_pin(
@@ -247,12 +270,11 @@ async def test_a_resumed_session_carries_the_peers_certificate_and_is_checked_ag
     client = client_to(b, port, clients)
     client.keep_warm()
     await until(lambda: client.pool.context.sessions.offer() is not None, "a session to resume")
-    connector = client.pool._connector
-    assert connector is not None
+    connector = streams_set(client)
     connector.trim(0)
     client.pool.fingerprint = forged.fingerprint
     with pytest.raises(UpstreamError, match="could not be reached.*pinned certificate"):
-        await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30)
+        await open_stream(client)
     row = client.pool.row()
     assert row["refused"] == 1 and not row["session_cached"]
     assert port.relayed == []
@@ -269,8 +291,7 @@ async def test_an_impostor_at_the_peers_address_gets_neither_the_session_nor_a_r
     await until(lambda: client.pool.context.sessions.offer() is not None, "a session with the real peer")
     address = real.address
     await real.server.stop()
-    connector = client.pool._connector
-    assert connector is not None
+    connector = streams_set(client)
     connector.trim(0)
 
     # Another process claims a's UUID with its own key, on the same port; b still pins a's certificate.
@@ -281,7 +302,7 @@ async def test_an_impostor_at_the_peers_address_gets_neither_the_session_nor_a_r
     # b offers its session; the impostor cannot open it, so the handshake is a full one, and its
     # certificate is not the pin.
     with pytest.raises(UpstreamError, match="could not be reached.*certificate verify failed"):
-        await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30)
+        await open_stream(client)
     assert impostor.relayed == []
     assert not client.pool.row()["session_cached"]  # the session is not offered there again
 
@@ -294,8 +315,7 @@ async def test_a_pin_gone_voids_every_ticket_the_cluster_port_issued(
     client = client_to(b, port, clients)
     await relay_streams(client, port, 1)
     await until(lambda: client.pool.context.sessions.offer() is not None, "a session")
-    connector = client.pool._connector
-    assert connector is not None
+    connector = streams_set(client)
     connector.trim(0)
     await relay_streams(client, port, 1)
     assert [resumed for _, resumed in port.relayed] == [False, True]
@@ -311,7 +331,7 @@ async def test_a_pin_gone_voids_every_ticket_the_cluster_port_issued(
     a.trust.remove(b.identity.node_id)
     connector.trim(0)
     with pytest.raises(UpstreamError, match="could not be reached"):
-        await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30)
+        await open_stream(client)
     assert len(port.relayed) == 3
 
 
@@ -332,7 +352,7 @@ async def test_an_unpaired_or_re_pinned_peer_loses_its_pool_and_sessions_at_once
         await until(lambda: idle(client) >= warm_pool.WARM_MIN, "spares at peer-up")
         await until(lambda: client.pool.context.sessions.offer() is not None, "a session")
         port.go.clear()
-        streaming = await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30)
+        streaming = await open_stream(client)
         streams_open = port.open_connections()
 
         if change == "unpaired":
@@ -345,9 +365,9 @@ async def test_an_unpaired_or_re_pinned_peer_loses_its_pool_and_sessions_at_once
         assert client.pool.context.sessions.offer() is None and client.pool.row()["target"] == 0
         assert manager.peers.get(a.identity.node_id) is not peer
         with pytest.raises(UpstreamError, match="no longer paired"):
-            await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=30, idle_timeout_s=30)
-        # Its connections close, the stream under way with them.
-        with pytest.raises(UpstreamError):
+            await open_stream(client)
+        # Its connections close, the stream under way with them: cut now, not after its idle timeout.
+        with pytest.raises(UpstreamCut, match="cut the stream"):
             async for _ in streaming.rest:
                 pass
         await streaming.aclose()
@@ -357,3 +377,27 @@ async def test_an_unpaired_or_re_pinned_peer_loses_its_pool_and_sessions_at_once
         await until(lambda: port.open_connections() == 0, "every connection of the old client closed")
     finally:
         await manager.stop()
+
+
+async def test_streams_beyond_the_peers_connection_limit_wait_for_one_to_end(
+        make_node: Callable[[str], Node], cluster_port: Callable[[Node], Any], clients: list[PeerClient],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(peer_client, "RELAY_CONNECTIONS_PER_PEER", 3)  # the peer's port admits 512 in all
+    a, b = make_node("a"), make_node("b")
+    a.trust.add(pin_of(b))
+    port: Port = await cluster_port(a)
+    client = client_to(b, port, clients)
+    port.go.clear()
+    held = [await open_stream(client) for _ in range(3)]
+    # A fourth waits for a connection within its first-byte budget, and is never sent.
+    with pytest.raises(UpstreamTimeout):
+        await client.open_relay({"model": "m"}, {}, first_byte_timeout_s=0.2, idle_timeout_s=30, pass_through=True)
+    assert len(port.relayed) == 3
+    port.go.set()
+    for opened in held:
+        assert b"".join([chunk async for chunk in opened.rest]).endswith(b"[DONE]\n\n")
+        await opened.aclose()
+    after = await open_stream(client)  # a stream that ended made room
+    assert after.first_chunk.startswith(b"data: first")
+    await after.aclose()
+    assert len(port.relayed) == 4

@@ -166,6 +166,7 @@ class RelayPoolRow(TypedDict):
     handshakes_resumed: int
     refused: int  # connections closed because the certificate was not the pinned one
     session_cached: bool
+    spliced: int  # relayed streams carried on the splice's connections (warm_splice.py)
 
 
 class PeerRow(TypedDict):

@@ -321,6 +321,13 @@ class _Pool:
             due = oldest.idle_since + self.keep_idle_s - oldest.loop.time()
             self._sweep = oldest.loop.call_later(max(due, 0.0), self._swept)
 
+    def set_keep_idle(self, seconds: float) -> None:
+        """A new keep-alive: what is now past it closes at once, the rest when due."""
+        self.keep_idle_s = seconds
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._swept()
+
     def forget(self, conn: _Conn) -> None:
         try:
             self.idle.remove(conn)
@@ -340,12 +347,23 @@ class SpliceClient:
 
     def __init__(self, ssl_context: ssl.SSLContext, *, connect_timeout_s: float = CONNECT_TIMEOUT_S,
                  keep_idle_s: float = KEEP_IDLE_S, max_idle: int = MAX_IDLE_PER_UPSTREAM,
-                 resend_unanswered: bool = True) -> None:
+                 resend_unanswered: bool = True, server_hostname: str | None = None) -> None:
         self._ssl = ssl_context
+        self._server_hostname = server_hostname  # the name checked when not the URL's host (a peer's UUID name)
         self._connect_timeout_s = connect_timeout_s
         self._keep_idle_s, self._max_idle = keep_idle_s, max_idle
         self._resend_unanswered = resend_unanswered
         self._pools: dict[tuple[str, str, int], _Pool] = {}
+
+    def _protocol(self, pool: _Pool) -> _Conn:
+        """A new connection's protocol (a subclass may watch its connections: cluster/warm_splice.py)."""
+        return _Conn(pool)
+
+    def _pool(self, scheme: str, host: str, port: int) -> _Pool:
+        pool = self._pools.get((scheme, host, port))
+        if pool is None:
+            pool = self._pools[(scheme, host, port)] = _Pool(self._keep_idle_s, self._max_idle)
+        return pool
 
     async def _connect(self, scheme: str, host: str, port: int, pool: _Pool, label: str) -> _Conn:
         loop = asyncio.get_running_loop()
@@ -353,8 +371,9 @@ class SpliceClient:
         try:
             async with asyncio.timeout(self._connect_timeout_s):
                 _, conn = await loop.create_connection(
-                    lambda: _Conn(pool), host, port,
-                    ssl=self._ssl if secure else None, server_hostname=host if secure else None)
+                    lambda: self._protocol(pool), host, port,
+                    ssl=self._ssl if secure else None,
+                    server_hostname=(self._server_hostname or host) if secure else None)
         except TimeoutError as exc:  # the connect's own limit, not the first-byte budget
             raise UpstreamError(f"{label} could not be reached: no connection within {self._connect_timeout_s:g} s") from exc
         return conn
@@ -366,9 +385,7 @@ class SpliceClient:
         parts = urlsplit(url)
         scheme, host = parts.scheme, parts.hostname or "127.0.0.1"
         port = parts.port or (443 if scheme == "https" else 80)
-        pool = self._pools.get((scheme, host, port))
-        if pool is None:
-            pool = self._pools[(scheme, host, port)] = _Pool(self._keep_idle_s, self._max_idle)
+        pool = self._pool(scheme, host, port)
         body = json.dumps(json_body, separators=(",", ":")).encode()
         request = _request_bytes(parts.path or "/", parts.query, parts.netloc, headers, body)
         asked: list[Exchange] = []  # the exchange under way, for closing it on any failure

@@ -3,10 +3,12 @@
 One pair of clients per peer, because their TLS context trusts exactly that
 peer's pinned certificate (``client_context``) and presents ours; the hostname
 checked is ``<uuid>.node.pairwise``, passed per request (``sni_hostname`` for
-httpx, ``server_hostname`` for aiohttp) since the URL names an IP address.
-Verification stays on. Small JSON calls (facts, replication) go through httpx;
-the relayed inference stream goes through the data plane's aiohttp client
-(``backends.stream_client``), with the same context.
+httpx, ``server_hostname`` for aiohttp and the splice) since the URL names an IP
+address. Verification stays on. Small JSON calls (facts, replication) go through
+httpx; a relayed pass-through stream (the caller's API is the one asked of the peer)
+goes on the splice's own connections (``warm_splice.WarmSplice``), and whole answers,
+and every relayed request with ``PAIRWISE_SPLICE=off``, through the data plane's
+aiohttp client (``backends.stream_client``); both under one warm pool and context.
 
 Every request says who we are beyond the certificate: our current display
 name and our cluster port, so a peer can find us again after our address
@@ -19,6 +21,7 @@ import json
 
 import httpx
 
+from app.environment import environment
 from app.services.backends.base import Opened
 from app.services.backends.http_open import FAILOVER_STATUSES
 from app.services.backends.stream_client import StreamClient
@@ -26,6 +29,7 @@ from app.services.cluster.identity import NodeIdentity, peer_hostname
 from app.services.cluster.tls import client_context, resuming_client_context
 from app.services.cluster.trust import PeerPin
 from app.services.cluster.warm_pool import WarmPool
+from app.services.cluster.warm_splice import WarmSplice
 from app.services.errors import PairwiseError, UpstreamError
 from app.services.json_types import JsonObject, JsonValue
 from app.services.text_safety import printable
@@ -71,6 +75,9 @@ class PeerClient:
         self.pool = WarmPool(streams_context, pin.fingerprint, self.hostname, self.label)
         self._streams = StreamClient(streams_context, connect_timeout_s=5.0, max_connections=RELAY_CONNECTIONS_PER_PEER,
                                      max_opening=RELAY_OPENING_PER_PEER, paced_connector=self.pool.make_connector)
+        self._splice = (None if environment().splice_off else
+                        WarmSplice(self.pool, opening=RELAY_OPENING_PER_PEER, limit=RELAY_CONNECTIONS_PER_PEER,
+                                   connect_timeout_s=5.0))
 
     @property
     def label(self) -> str:
@@ -109,8 +116,9 @@ class PeerClient:
             raise PeerError(f"{self.label} answered {path} with invalid JSON") from exc
 
     async def open_relay(self, body: JsonObject, headers: dict[str, str], first_byte_timeout_s: float,
-                         idle_timeout_s: float) -> Opened:
-        """POST a request to the peer's relay; the first chunk is read before returning."""
+                         idle_timeout_s: float, *, pass_through: bool = False) -> Opened:
+        """POST a request to the peer's relay; the first chunk is read before returning.
+        ``pass_through``: a stream the peer answers in the API our caller speaks (the splice's)."""
         if self.pool.dropped:
             raise UpstreamError(f"{self.label} is no longer paired")
         try:
@@ -120,11 +128,18 @@ class PeerClient:
         demand = self.pool.demand
         demand.enter()
         try:
-            opened = await self._streams.open(
-                url, json_body=body, headers={**self._self_headers, **headers},
-                first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
-                retry_statuses=RELAY_RETRY_STATUSES, server_hostname=self.hostname,
-            )
+            if pass_through and self._splice is not None:
+                opened = await self._splice.open(
+                    url, json_body=body, headers={**self._self_headers, **headers},
+                    first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
+                    retry_statuses=RELAY_RETRY_STATUSES)
+                self.pool.spliced += 1
+            else:
+                opened = await self._streams.open(
+                    url, json_body=body, headers={**self._self_headers, **headers},
+                    first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s, label=self.label,
+                    retry_statuses=RELAY_RETRY_STATUSES, server_hostname=self.hostname,
+                )
         except BaseException:
             demand.leave()
             raise
@@ -162,3 +177,5 @@ class PeerClient:
         await self.pool.aclose()
         await self._client.aclose()
         await self._streams.aclose()
+        if self._splice is not None:
+            await self._splice.aclose()

@@ -104,8 +104,9 @@ class PeerUpstream(Upstream):
             "X-Pairwise-Allow-Off-Lan": "1" if self._off_lan_allowed() else "0",
         }
         try:
-            opened = await self.client.open_relay(request.body, headers, self.first_byte_timeout_s,
-                                                  self.idle_timeout_s)
+            opened = await self.client.open_relay(
+                request.body, headers, self.first_byte_timeout_s, self.idle_timeout_s,
+                pass_through=request.stream and request.api == request.client_api)
         except UpstreamError as exc:
             if exc.upstream_status == 429:
                 # The sponsor refused our requester by one of its per-requester limits: keep it a

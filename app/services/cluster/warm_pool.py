@@ -18,8 +18,11 @@ mutual-TLS handshake on both event loops. So the relay keeps, per peer:
   the cached session forgotten. ``drop`` (unpaired, re-pinned) closes every connection at once and
   disables the session cache for good.
 
-The pool is aiohttp's connector with these hooks (``WarmConnector``): requests still go through the
-data plane's ``StreamClient``.
+The policy is kept here; the connections are held by one or two sets (``WarmConnections``) it drives:
+aiohttp's connector with these hooks (``WarmConnector``, used by the data plane's ``StreamClient``)
+for whole answers and translated streams, and the splice's client (``warm_splice.WarmSplice``) for
+pass-through streams, unless ``PAIRWISE_SPLICE=off``. Spares go to the set streams are relayed on;
+both are trimmed, reaped, checked and dropped alike, and share the counts and the session cache.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import logging
 import ssl
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import aiohttp
 from yarl import URL
@@ -88,6 +91,25 @@ class Demand:
         return max([self.in_flight, *(int(p[1]) for p in self._peaks)])
 
 
+class WarmConnections(Protocol):
+    """One set of a peer's relay connections, as the pool's policy drives it."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def counts(self) -> tuple[int, int]: ...
+
+    def trim(self, keep: int) -> int: ...
+
+    def cut_all(self) -> None: ...
+
+    def cut_settled(self) -> bool: ...
+
+    def set_keepalive(self, seconds: float) -> None: ...
+
+    async def open_spare(self, url: str, server_hostname: str) -> None: ...
+
+
 class WarmConnector(_PacedConnector):
     """aiohttp's connector, paced, whose every connection is checked against the pin before use,
     whose sessions feed the peer's ``SessionCache``, and that can open spare connections."""
@@ -108,20 +130,10 @@ class WarmConnector(_PacedConnector):
             pool.context.sessions.clear()  # whatever answers there now did not take our session
             raise
         transport = proto.transport
-        ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
-        if pool.dropped or not check_pin(ssl_object, pool.fingerprint):
+        if not pool.admit(transport.get_extra_info("ssl_object") if transport is not None else None):
             proto.close()
-            pool.context.sessions.clear()
-            pool.refused += 1
-            log.warning("closed a connection to %s: its certificate is not the pinned one", pool.label)
             raise aiohttp.ClientConnectorCertificateError(
                 req.connection_key, ssl.SSLCertVerificationError(f"{pool.label} did not show its pinned certificate"))
-        assert ssl_object is not None  # check_pin passed
-        if ssl_object.session_reused:
-            pool.resumed += 1
-        else:
-            pool.full += 1
-            pool.context.sessions.verified(ssl_object)  # its ticket, when it comes, serves the next ones
         return proto
 
     def _release(self, key: Any, protocol: Any, *, should_close: bool = False) -> None:
@@ -186,14 +198,54 @@ class WarmPool:
         self.context, self.fingerprint, self.hostname, self.label = context, fingerprint, hostname, label
         self.keepalive_s = client_keepalive_s(None)
         self.demand = Demand(CLIENT_KEEPALIVE_S)
-        self.full = self.resumed = self.refused = 0
+        self.full = self.resumed = self.refused = self.spliced = 0
         self.dropped = False
-        self._connector: WarmConnector | None = None
+        self._sets: list[WarmConnections] = []
+        self._streams: WarmConnections | None = None  # where relayed streams go, and so the spares
         self._spares: asyncio.Task[None] | None = None
 
     def make_connector(self, **kwargs: Any) -> WarmConnector:
-        self._connector = WarmConnector(self, **kwargs)
-        return self._connector
+        connector = WarmConnector(self, **kwargs)
+        self._sets.append(connector)
+        if self._streams is None or self._streams.closed:
+            self._streams = connector
+        return connector
+
+    def attach(self, connections: WarmConnections) -> None:
+        """The set pass-through streams are relayed on (the splice's): the spares are opened there."""
+        self._sets.append(connections)
+        self._streams = connections
+
+    @property
+    def streams(self) -> WarmConnections | None:
+        """The set relayed streams are carried on (spares open there)."""
+        return self._streams
+
+    def _live(self) -> list[WarmConnections]:
+        self._sets = [s for s in self._sets if not s.closed]
+        return self._sets
+
+    def counts(self) -> tuple[int, int]:
+        """(idle, in use), over every set."""
+        pairs = [s.counts() for s in self._live()]
+        return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+
+    def admit(self, ssl_object: ssl.SSLObject | None) -> bool:
+        """Whether a new connection (full handshake or resumed) may carry requests: its certificate is
+        the pinned one. A refused one (its caller closes it) costs us the session; an admitted one is
+        counted, and a full handshake's ticket, when it comes, serves the next connections."""
+        if self.dropped or not check_pin(ssl_object, self.fingerprint):
+            self.context.sessions.clear()
+            self.refused += 1
+            log.warning("closed a connection to %s: its certificate is not the pinned one", self.label)
+            return False
+        assert ssl_object is not None  # check_pin passed
+        if ssl_object.session_reused:
+            self.resumed += 1
+        else:
+            self.full += 1
+            self.context.sessions.verified(ssl_object)
+        return True
 
     def target(self) -> int:
         return max(WARM_MIN, min(WARM_MAX, self.demand.peak()))
@@ -201,24 +253,25 @@ class WarmPool:
     def server_keepalive(self, seconds: float | None) -> None:
         """The peer told how long its server keeps an idle connection: keep ours shorter."""
         self.keepalive_s = client_keepalive_s(seconds)
-        if self._connector is not None:
-            self._connector.set_keepalive(self.keepalive_s)
+        for connections in self._live():
+            connections.set_keepalive(self.keepalive_s)
 
     def maintain(self, url: str | None) -> None:
         """Called at each successful poll: trim idle connections above the target, open missing ones
         (in the background, one batch at a time) when ``url`` (the peer's relay) is known."""
-        connector = self._connector
+        connector = self._streams
         if self.dropped or connector is None or connector.closed:
             return
         target = self.target()
-        connector.trim(target)
+        for connections in self._live():
+            connections.trim(target)
         idle, busy = connector.counts()
         missing = target - idle - busy
         if url is None or missing <= 0 or (self._spares is not None and not self._spares.done()):
             return
         self._spares = asyncio.create_task(self._open_spares(connector, url, missing), name=f"warm-{self.label}")
 
-    async def _open_spares(self, connector: WarmConnector, url: str, count: int) -> None:
+    async def _open_spares(self, connector: WarmConnections, url: str, count: int) -> None:
         results = await asyncio.gather(*(connector.open_spare(url, self.hostname) for _ in range(count)),
                                        return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
@@ -231,26 +284,24 @@ class WarmPool:
         self.context.sessions.disable()
         if self._spares is not None:
             self._spares.cancel()
-        if self._connector is not None and not self._connector.closed:
-            self._connector.cut_all()
+        for connections in self._live():
+            connections.cut_all()
 
     async def aclose(self) -> None:
         """After ``drop``: wait (briefly) for the cut streams to hear of it, before the session closes
         what is left (a close after that point would leave a stream's reader waiting)."""
-        connector = self._connector
-        if connector is not None and not connector.closed:
-            for _ in range(CUT_SETTLE_STEPS):  # a few loop turns: the abort's callbacks
-                if connector.cut_settled():
-                    break
-                await asyncio.sleep(0.005)
+        for _ in range(CUT_SETTLE_STEPS):  # a few loop turns: the abort's callbacks
+            if all(connections.cut_settled() for connections in self._live()):
+                break
+            await asyncio.sleep(0.005)
         if self._spares is not None:
             self._spares.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._spares
 
     def row(self) -> RelayPoolRow:
-        idle, busy = self._connector.counts() if self._connector is not None and not self._connector.closed else (0, 0)
+        idle, busy = self.counts()
         return {"idle": idle, "in_use": busy, "target": 0 if self.dropped else self.target(),
                 "peak_in_flight": self.demand.peak(), "keepalive_s": self.keepalive_s,
                 "handshakes_full": self.full, "handshakes_resumed": self.resumed, "refused": self.refused,
-                "session_cached": self.context.sessions.held}
+                "session_cached": self.context.sessions.held, "spliced": self.spliced}
