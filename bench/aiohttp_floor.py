@@ -6,7 +6,10 @@ chunk of a chunked response): no routing, no job record, no translation, no usag
 Pairwise node spends above this path is Pairwise's own logic; what this path spends above nginx is
 the price of Python, asyncio and aiohttp. The bench runs it as the ``aiohttp_floor`` path.
 
-``python -m bench.aiohttp_floor --upstream http://127.0.0.1:PORT --port N``
+``python -m bench.aiohttp_floor --upstream http://127.0.0.1:PORT --port N [--ca-file CA]``
+
+With ``--ca-file`` (an HTTPS upstream: the rented link's floor in ``bench/wan.py``) its client trusts
+what a node with that rented endpoint trusts (the system store and the CA, verification on).
 """
 
 from __future__ import annotations
@@ -24,18 +27,20 @@ from aiohttp import web
 
 from app.harness import child_env, free_port, stop_process, wait_until
 from app.services import eventloop
+from app.services.outbound import outbound_ssl_context
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 
 
-def make_app(upstream: str) -> web.Application:
+def make_app(upstream: str, ca_file: str | None = None) -> web.Application:
     app = web.Application()
     state: dict[str, aiohttp.ClientSession] = {}
+    tls = outbound_ssl_context((ca_file,)) if ca_file else True
 
     async def session() -> aiohttp.ClientSession:
         if "s" not in state:
             state["s"] = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=1024, limit_per_host=0), auto_decompress=False,
+                connector=aiohttp.TCPConnector(limit=1024, limit_per_host=0, ssl=tls), auto_decompress=False,
                 timeout=aiohttp.ClientTimeout(total=None, sock_read=20))
         return state["s"]
 
@@ -65,8 +70,8 @@ def make_app(upstream: str) -> web.Application:
     return app
 
 
-async def serve(upstream: str, port: int) -> None:
-    runner = web.AppRunner(make_app(upstream.rstrip("/")), access_log=None)
+async def serve(upstream: str, port: int, ca_file: str | None = None) -> None:
+    runner = web.AppRunner(make_app(upstream.rstrip("/"), ca_file), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
@@ -79,8 +84,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.aiohttp_floor", description=__doc__)
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--ca-file", help="an HTTPS upstream's CA (PEM), trusted with the system store")
     args = parser.parse_args()
-    eventloop.run(serve(args.upstream, args.port))  # the headless node's loop: uvloop where installed
+    eventloop.run(serve(args.upstream, args.port, args.ca_file))  # the headless node's loop: uvloop where installed
     return 0
 
 
@@ -89,8 +95,9 @@ class FloorRelay:
 
     module = "bench.aiohttp_floor"
 
-    def __init__(self, upstream_url: str, log: Path) -> None:
+    def __init__(self, upstream_url: str, log: Path, ca_file: str | None = None) -> None:
         self.upstream = upstream_url
+        self.ca_args = ["--ca-file", ca_file] if ca_file else []
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
@@ -100,7 +107,7 @@ class FloorRelay:
     def start(self) -> FloorRelay:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", self.module, "--upstream", self.upstream,
-                                          "--port", str(self.port)], stdout=out, stderr=subprocess.STDOUT,
+                                          "--port", str(self.port), *self.ca_args], stdout=out, stderr=subprocess.STDOUT,
                                          env=child_env(), cwd=Path(__file__).resolve().parent.parent)
 
         def answers() -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.stats import added
+from bench.stats import added, reference_for
 
 PATHS = ("direct", "nginx", "pairwise", "pairwise_2hop", "litellm")
 HEADERS = ("", "direct", "nginx", "Pairwise 1 hop", "Pairwise 2 hops", "LiteLLM", "PW÷direct", "PW÷nginx", "PW÷LiteLLM")
@@ -22,17 +22,18 @@ def headline(raw: dict[str, Any]) -> dict[str, Any]:
     """Top-level keys; 'per hop' is the one-hop front door, 'two hops' is the whole relay path."""
     lat = raw.get("latency", {})
     stream = lat.get("stream", {})
-    direct = stream.get("direct", {})
 
     def added_p50(path: str) -> float | None:
-        return added(stream[path], direct, "p50_ms") if path in stream else None
+        return added(stream[path], reference_for(stream, path), "p50_ms") if path in stream else None
 
     def figures(path: str, router: dict[str, Any]) -> dict[str, Any]:
+        nonstream = lat.get("nonstream", {})
         return {
             "p50_added_per_hop_ms": added_p50(path),
-            "p99_added_per_hop_ms": added(stream[path], direct, "p99_ms") if path in stream else None,
-            "nonstream_p50_added_ms": added(lat["nonstream"][path], lat["nonstream"]["direct"], "p50_ms")
-            if path in lat.get("nonstream", {}) else None,
+            "p99_added_per_hop_ms": added(stream[path], reference_for(stream, path), "p99_ms")
+            if path in stream else None,
+            "nonstream_p50_added_ms": added(nonstream[path], reference_for(nonstream, path), "p50_ms")
+            if path in nonstream else None,
             "stream_throughput_pct_of_direct": _get(raw, "throughput_paced", path, "pct_of_direct"),
             "unpaced_throughput_pct_of_direct": _get(raw, "throughput_unpaced", path, "pct_of_direct"),
             "cpu_us_per_chunk": _get(raw, "throughput_paced", path, "cpu_us_per_chunk"),
@@ -82,11 +83,10 @@ def table(raw: dict[str, Any]) -> str:
     lat = raw.get("latency", {})
     for mode, title in (("stream", "stream"), ("nonstream", "whole answer")):
         data = lat.get(mode, {})
-        direct = data.get("direct", {})
         for q in ("p50", "p99"):
             row(f"{title} TTFB {q} (ms) ↓", {p: _get(data, p, f"{q}_ms") for p in paths})
             row(f"  added by router {q} (ms) ↓",
-                {p: added(data[p], direct, f"{q}_ms") for p in paths if p in data and p != "direct"})
+                {p: added(data[p], reference_for(data, p), f"{q}_ms") for p in paths if p in data and p != "direct"})
     for key, title in (("throughput_paced", "1 stream, paced"), ("throughput_unpaced", "1 stream, unpaced")):
         data = raw.get(key)
         if not data:

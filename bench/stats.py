@@ -35,3 +35,8 @@ def added(path: dict[str, Any], direct: dict[str, Any], key: str) -> float | Non
     if path.get(key) is None or direct.get(key) is None:
         return None
     return round(path[key] - direct[key], 3)
+
+
+def reference_for(mode_data: dict[str, Any], path: str) -> dict[str, Any]:
+    """The direct figures a path's added time is taken against: its own rotation's, where it had one."""
+    return dict(mode_data.get(f"direct_beside_{path}") or mode_data.get("direct") or {})

@@ -8,7 +8,9 @@ endpoint attached as a rented node of the plain OpenAI-compatible provider, trus
 node's keep-alive) then asks the endpoint directly and through the node, interleaved:
 
 * **warm**: sequential streamed requests on kept-alive connections: time to first byte p50/p99
-  and what the node adds;
+  and what the node adds; interleaved with them, the same through the aiohttp floor
+  (``bench/aiohttp_floor.py`` trusting the same CA, verification on): what any relay on the node's
+  libraries adds on this link, TLS to the endpoint included, with no routing and no meter;
 * **after idle**: one request each after a pause longer than the node's keep-alive (both sides
   connect anew: TCP, then TLS; every other sample keeps the caller's own connection to the node, so
   only the node's pool to the endpoint has gone cold) and after a pause shorter than it (both reuse);
@@ -49,6 +51,7 @@ from app.services.outbound import outbound_ssl_context
 from app.services.rented import link as rented_link
 from app.simulator.ca import client_ssl_context
 from bench import wan_net
+from bench.aiohttp_floor import FloorRelay
 from bench.load import Sample, chat_body, request
 from bench.stats import latency_summary, ms, percentile
 
@@ -149,22 +152,30 @@ def _added(node: dict[str, Any], direct: dict[str, Any], key: str) -> float | No
     return round(node[key] - direct[key], 3)
 
 
-async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings, keepalive_s: float
-                        ) -> dict[str, Any]:
+async def _round(sides: dict[str, aiohttp.ClientSession], body: dict[str, Any], turn: int) -> dict[str, Sample]:
+    """One request per side, the order rotated each turn, so drifting load hits every side alike."""
+    names = list(sides)
+    first = turn % len(names)
+    return {name: await request(sides[name], body) for name in names[first:] + names[:first]}
+
+
+async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings, keepalive_s: float,
+                        floor_url: str) -> dict[str, Any]:
     body = chat_body(MODEL, stream=True, max_tokens=8)
     out: dict[str, Any] = {}
     async with session(server.url, keepalive_s, server.node_trust) as direct, session(node.url, keepalive_s) as via, \
-            session(node.url, 3600.0) as steady:
-        await _pair(direct, via, body, 0)  # both pools warm
+            session(node.url, 3600.0) as steady, session(floor_url, keepalive_s) as floor:
+        sides = {"direct": direct, "pairwise": via, "floor": floor}
+        await _round(sides, body, 0)  # every pool warm
         await request(steady, body)
-        warm: dict[str, list[Sample]] = {"direct": [], "pairwise": []}
+        warm: dict[str, list[Sample]] = {name: [] for name in sides}
         for turn in range(settings.warm_requests):
-            d, n = await _pair(direct, via, body, turn)
-            warm["direct"].append(d)
-            warm["pairwise"].append(n)
+            for name, sample in (await _round(sides, body, turn)).items():
+                warm[name].append(sample)
         out["warm"] = {name: _summary(found) for name, found in warm.items()}
         out["warm"]["added_p50_ms"] = _added(out["warm"]["pairwise"], out["warm"]["direct"], "p50_ms")
         out["warm"]["added_p99_ms"] = _added(out["warm"]["pairwise"], out["warm"]["direct"], "p99_ms")
+        out["warm"]["floor_added_p50_ms"] = _added(out["warm"]["floor"], out["warm"]["direct"], "p50_ms")
 
         for row, pause in (("after_idle_longer", keepalive_s + 1.5), ("after_idle_shorter", settings.short_idle_s)):
             found: dict[str, list[Sample]] = {"direct": [], "pairwise": [], "pairwise_pool_only": []}
@@ -275,10 +286,12 @@ def measure(settings: WanSettings, work: Path) -> dict[str, Any]:
         node = NodeProc(work / "node", "bench-wan", env=env)
         stack.callback(node.stop)
         node.start(wait_answer=True)
+        floor = FloorRelay(server.url, work / "floor.log", server.ca_file).start()
+        stack.callback(floor.stop)
         attach(node, "far", server, MODEL)
         attach(node, "far-short", short, SHORT_MODEL)
         log(f"warm and after-idle requests (node keep-alive {keepalive_s:g} s)")
-        raw.update(asyncio.run(warm_and_idle(server, node, settings, keepalive_s)))
+        raw.update(asyncio.run(warm_and_idle(server, node, settings, keepalive_s, floor.url)))
         log("the endpoint closes first")
         raw["server_closes_first"] = asyncio.run(server_closes_first(node, settings, short))
         log(f"bursts of {settings.burst} concurrent streams")
@@ -304,6 +317,9 @@ def table(raw: dict[str, Any]) -> str:
     w = raw["warm"]
     lines.append(f"  {'warm, TTFB p99 (ms)':44} {w['direct']['p99_ms']:>9} {w['pairwise']['p99_ms']:>9} "
                  f"{w['added_p99_ms']:>8}")
+    if "floor" in w:
+        what = "warm p50 through the aiohttp floor (ms)"
+        lines.append(f"  {what:44} {w['direct']['p50_ms']:>9} {w['floor']['p50_ms']:>9} {w['floor_added_p50_ms']:>8}")
     b = raw["bursts"]
     for round_ in (1, 2):
         d, n = b[f"direct_{round_}"], b[f"pairwise_{round_}"]
