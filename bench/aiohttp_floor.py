@@ -32,7 +32,7 @@ from app.services.outbound import outbound_ssl_context
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 
 
-def make_app(upstream: str, ca_file: str | None = None) -> web.Application:
+def make_app(upstream: str, ca_file: str | None = None, keepalive_s: float = 15.0) -> web.Application:
     app = web.Application()
     state: dict[str, aiohttp.ClientSession] = {}
     tls = outbound_ssl_context((ca_file,)) if ca_file else True
@@ -40,7 +40,8 @@ def make_app(upstream: str, ca_file: str | None = None) -> web.Application:
     async def session() -> aiohttp.ClientSession:
         if "s" not in state:
             state["s"] = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=1024, limit_per_host=0, ssl=tls), auto_decompress=False,
+                connector=aiohttp.TCPConnector(limit=1024, limit_per_host=0, ssl=tls, keepalive_timeout=keepalive_s),
+                auto_decompress=False,
                 timeout=aiohttp.ClientTimeout(total=None, sock_read=20))
         return state["s"]
 
@@ -70,8 +71,8 @@ def make_app(upstream: str, ca_file: str | None = None) -> web.Application:
     return app
 
 
-async def serve(upstream: str, port: int, ca_file: str | None = None) -> None:
-    runner = web.AppRunner(make_app(upstream.rstrip("/"), ca_file), access_log=None)
+async def serve(upstream: str, port: int, ca_file: str | None = None, keepalive_s: float = 15.0) -> None:
+    runner = web.AppRunner(make_app(upstream.rstrip("/"), ca_file, keepalive_s), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
@@ -85,8 +86,9 @@ def main() -> int:
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ca-file", help="an HTTPS upstream's CA (PEM), trusted with the system store")
+    parser.add_argument("--keepalive-s", type=float, default=15.0, help="its pool's keep-alive (aiohttp's default)")
     args = parser.parse_args()
-    eventloop.run(serve(args.upstream, args.port, args.ca_file))  # the headless node's loop: uvloop where installed
+    eventloop.run(serve(args.upstream, args.port, args.ca_file, args.keepalive_s))  # the headless node's loop: uvloop where installed
     return 0
 
 
@@ -95,9 +97,12 @@ class FloorRelay:
 
     module = "bench.aiohttp_floor"
 
-    def __init__(self, upstream_url: str, log: Path, ca_file: str | None = None) -> None:
+    def __init__(self, upstream_url: str, log: Path, ca_file: str | None = None,
+                 keepalive_s: float | None = None) -> None:
         self.upstream = upstream_url
-        self.ca_args = ["--ca-file", ca_file] if ca_file else []
+        self.extra_args = ["--ca-file", ca_file] if ca_file else []
+        if keepalive_s is not None:
+            self.extra_args += ["--keepalive-s", str(keepalive_s)]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
@@ -107,7 +112,7 @@ class FloorRelay:
     def start(self) -> FloorRelay:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen([sys.executable, "-m", self.module, "--upstream", self.upstream,
-                                          "--port", str(self.port), *self.ca_args], stdout=out, stderr=subprocess.STDOUT,
+                                          "--port", str(self.port), *self.extra_args], stdout=out, stderr=subprocess.STDOUT,
                                          env=child_env(), cwd=Path(__file__).resolve().parent.parent)
 
         def answers() -> bool:

@@ -15,7 +15,10 @@ node's keep-alive) then asks the endpoint directly and through the node, interle
   connect anew: TCP, then TLS; every other sample keeps the caller's own connection to the node, so
   only the node's pool to the endpoint has gone cold) and after a pause shorter than it (both reuse);
   and, against a second endpoint whose server closes idle connections after 1 s, after a pause
-  longer than the server's but shorter than the node's (the node must notice the close, not fail);
+  longer than the server's but shorter than the node's (the node must notice the close, not fail).
+  After each pause a request of the bench's own goes first on a connection of its own (it takes the
+  link's and the endpoint's wake-up, which otherwise lands on whichever side is measured first), and
+  the floor is measured beside both sides (its pool's keep-alive set to the node's);
 * **bursts**: N concurrent streams, twice, directly and through the node: TLS handshakes per
   stream (the server's count) and p50/p99 time to first byte.
 
@@ -71,7 +74,7 @@ class WanSettings:
 
 SMOKE = WanSettings(warm_requests=4, idle_samples=2, burst=4, keepalive_s=2.0, short_idle_s=0.5)
 QUICK = WanSettings(warm_requests=100, idle_samples=8, burst=16, keepalive_s=4.0, short_idle_s=2.0)
-FULL = WanSettings(warm_requests=300, idle_samples=4, burst=64, keepalive_s=None, short_idle_s=30.0)
+FULL = WanSettings(warm_requests=300, idle_samples=6, burst=64, keepalive_s=None, short_idle_s=30.0)
 
 
 def log(message: str) -> None:
@@ -87,8 +90,8 @@ class WanServer:
             stdout=subprocess.PIPE, text=True, env=child_env(), cwd=REPO)
         stack.callback(self.stop)  # before waiting for it: an interrupted start still stops it
         ready = read_json_line(self.proc)
-        self.url: str = ready["url"]
-        self.ca_file: str = ready["ca_file"]
+        self.url = str(ready["url"])
+        self.ca_file = str(ready["ca_file"])
         self.ssl = client_ssl_context(Path(self.ca_file))  # the bench's own calls
         # The direct side trusts what the node trusts (the system store and this CA), so both verify alike.
         self.node_trust = outbound_ssl_context((self.ca_file,))
@@ -127,16 +130,6 @@ def session(base_url: str, keepalive_s: float, tls: ssl.SSLContext | None = None
                                  timeout=aiohttp.ClientTimeout(total=120))
 
 
-async def _pair(direct: aiohttp.ClientSession, node: aiohttp.ClientSession, body: dict[str, Any],
-                turn: int) -> tuple[Sample, Sample]:
-    """One request each, in turns, so drifting load hits both alike."""
-    if turn % 2 == 0:
-        d = await request(direct, body)
-        return d, await request(node, body)
-    n = await request(node, body)
-    return await request(direct, body), n
-
-
 def _summary(samples: list[Sample], *, each: bool = False) -> dict[str, Any]:
     found = latency_summary(samples)
     ok = [s.ttfb_s for s in samples if s.ok]
@@ -164,7 +157,8 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
     body = chat_body(MODEL, stream=True, max_tokens=8)
     out: dict[str, Any] = {}
     async with session(server.url, keepalive_s, server.node_trust) as direct, session(node.url, keepalive_s) as via, \
-            session(node.url, 3600.0) as steady, session(floor_url, keepalive_s) as floor:
+            session(node.url, 3600.0) as steady, session(floor_url, keepalive_s) as floor, \
+            session(server.url, keepalive_s, server.node_trust) as waker:
         sides = {"direct": direct, "pairwise": via, "floor": floor}
         await _round(sides, body, 0)  # every pool warm
         await request(steady, body)
@@ -178,7 +172,7 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
         out["warm"]["floor_added_p50_ms"] = _added(out["warm"]["floor"], out["warm"]["direct"], "p50_ms")
 
         for row, pause in (("after_idle_longer", keepalive_s + 1.5), ("after_idle_shorter", settings.short_idle_s)):
-            found: dict[str, list[Sample]] = {"direct": [], "pairwise": [], "pairwise_pool_only": []}
+            found: dict[str, list[Sample]] = {"direct": [], "pairwise": [], "pairwise_pool_only": [], "floor": []}
             idle_handshakes = 0
             for turn in range(settings.idle_samples):
                 # Past the keep-alive, every other sample keeps the caller's own connection to the node
@@ -187,12 +181,18 @@ async def warm_and_idle(server: WanServer, node: NodeProc, settings: WanSettings
                 before = server.handshakes()
                 await asyncio.sleep(pause)
                 idle_handshakes += server.handshakes() - before  # the node's probes, while nothing else runs
-                d, n = await _pair(direct, steady if pool_only else via, body, turn // 2)
-                found["direct"].append(d)
-                found["pairwise_pool_only" if pool_only else "pairwise"].append(n)
+                # The first request after a pause, on any connection, waits on the link's relay and the
+                # endpoint waking (20-56 ms here, whichever side went first); a request of its own takes
+                # that, so the measured sides see only their own connections' and pools' idleness.
+                await request(waker, body)
+                node_side = "pairwise_pool_only" if pool_only else "pairwise"
+                sides = {"direct": direct, node_side: steady if pool_only else via, "floor": floor}
+                for name, sample in (await _round(sides, body, turn // 2)).items():
+                    found[name].append(sample)
             summary: dict[str, Any] = {name: _summary(s, each=True) for name, s in found.items() if s}
             summary["idle_s"] = pause
             summary["added_p50_ms"] = _added(summary["pairwise"], summary["direct"], "p50_ms")
+            summary["floor_added_p50_ms"] = _added(summary["floor"], summary["direct"], "p50_ms")
             if "pairwise_pool_only" in summary:
                 summary["added_pool_only_p50_ms"] = _added(summary["pairwise_pool_only"], summary["direct"], "p50_ms")
             summary["handshakes_while_idle"] = idle_handshakes
@@ -286,7 +286,7 @@ def measure(settings: WanSettings, work: Path) -> dict[str, Any]:
         node = NodeProc(work / "node", "bench-wan", env=env)
         stack.callback(node.stop)
         node.start(wait_answer=True)
-        floor = FloorRelay(server.url, work / "floor.log", server.ca_file).start()
+        floor = FloorRelay(server.url, work / "floor.log", server.ca_file, keepalive_s).start()
         stack.callback(floor.stop)
         attach(node, "far", server, MODEL)
         attach(node, "far-short", short, SHORT_MODEL)
@@ -317,9 +317,12 @@ def table(raw: dict[str, Any]) -> str:
     w = raw["warm"]
     lines.append(f"  {'warm, TTFB p99 (ms)':44} {w['direct']['p99_ms']:>9} {w['pairwise']['p99_ms']:>9} "
                  f"{w['added_p99_ms']:>8}")
-    if "floor" in w:
-        what = "warm p50 through the aiohttp floor (ms)"
-        lines.append(f"  {what:44} {w['direct']['p50_ms']:>9} {w['floor']['p50_ms']:>9} {w['floor_added_p50_ms']:>8}")
+    for row, what in (("warm", "warm"), ("after_idle_longer", "after idle > keep-alive"),
+                      ("after_idle_shorter", "after idle < keep-alive")):
+        if "floor" in raw[row]:
+            what = f"{what}, p50 through the aiohttp floor (ms)"
+            lines.append(f"  {what:44} {raw[row]['direct']['p50_ms']:>9} {raw[row]['floor']['p50_ms']:>9} "
+                         f"{raw[row]['floor_added_p50_ms']:>8}")
     b = raw["bursts"]
     for round_ in (1, 2):
         d, n = b[f"direct_{round_}"], b[f"pairwise_{round_}"]
